@@ -1,0 +1,50 @@
+"""code-alias-haystack: constrained query rewriting and hybrid retrieval for code search, as Haystack components.
+
+Imports are lazy so that light entry points (autocomplete, `code-alias dict`) do not load torch.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS = {
+    "AliasDictionaryBuilder": "dictionary_builder",
+    "ConstrainedQueryRewriter": "rewriter",
+    "SymbolFaithfulnessFilter": "faithfulness",
+    "CodeFileReader": "reader",
+    "CodeSplitter": "splitter",
+    "QueryComposer": "composer",
+    "CodeBM25Retriever": "bm25",
+    "CodeDocumentEmbedder": "embedders",
+    "CodeTextEmbedder": "embedders",
+    "CodeIndexDocumentStore": "store",
+    "DocumentStorePersister": "store",
+    "FileRanker": "results",
+    "IndexSyncPlanner": "sync",
+    "IndexSyncWriter": "sync",
+    "AliasDictionary": "core.model",
+    "HintIndex": "core.hints",
+}
+
+__all__ = sorted(_EXPORTS)
+
+if TYPE_CHECKING:
+    from .bm25 import CodeBM25Retriever
+    from .composer import QueryComposer
+    from .core.hints import HintIndex
+    from .core.model import AliasDictionary
+    from .dictionary_builder import AliasDictionaryBuilder
+    from .embedders import CodeDocumentEmbedder, CodeTextEmbedder
+    from .reader import CodeFileReader
+    from .results import FileRanker
+    from .rewriter import ConstrainedQueryRewriter
+    from .splitter import CodeSplitter
+    from .store import CodeIndexDocumentStore, DocumentStorePersister
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)

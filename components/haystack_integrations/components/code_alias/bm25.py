@@ -1,0 +1,193 @@
+"""Identifier-aware BM25 over the embedded store, on bm25s.
+
+Haystack's in-memory BM25 lower-cases before tokenising, so `withStripeBackoff` can only ever match
+`withstripebackoff`. This retriever indexes every identifier both whole and split into its words
+(`core.identifiers.code_tokenize`), indexes each chunk's file path and qualified name with its code, and
+scores the rewrite's symbols and packages as separate, boosted sub-queries.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import threading
+from typing import Any
+
+import bm25s
+import numpy as np
+from haystack import Document, component, default_from_dict, default_to_dict
+from haystack.document_stores.in_memory import InMemoryDocumentStore
+from haystack.utils.filters import document_matches_filter
+
+from .core.identifiers import code_tokenize, split_identifier
+
+# The index of each (store, contents) pair, shared by every retriever instance in the process.
+_INDEXES: dict[tuple[str, str], _Bm25Index] = {}
+_INDEX_LOCK = threading.Lock()
+
+
+def document_search_text(document: Document) -> str:
+    """What BM25 sees of a chunk: its path and qualified name (written out twice: they are strong evidence)."""
+    meta = document.meta
+    head = " ".join(str(meta.get(key) or "") for key in ("file_path", "qualified_name", "symbol", "package"))
+    return f"{head}\n{head}\n{document.content or ''}"
+
+
+class _Bm25Index:
+    def __init__(self, documents: list[Document], k1: float, b: float) -> None:
+        self.documents = documents
+        self.model = bm25s.BM25(k1=k1, b=b)
+        corpus = [code_tokenize(document_search_text(d)) or ["\x00empty"] for d in documents]
+        self.vocabulary: dict[str, int] = {}
+        ids = [[self.vocabulary.setdefault(token, len(self.vocabulary)) for token in tokens] for tokens in corpus]
+        self.model.index(bm25s.tokenization.Tokenized(ids=ids, vocab=self.vocabulary), show_progress=False)
+
+    def scores(self, tokens: list[str]) -> np.ndarray:
+        known = [t for t in tokens if t in self.vocabulary]
+        if not known or not self.documents:
+            return np.zeros(len(self.documents), dtype=np.float32)
+        return np.asarray(self.model.get_scores(known), dtype=np.float32)
+
+
+def _fingerprint(store: InMemoryDocumentStore) -> tuple[str, list[Document]]:
+    documents = sorted(store.storage.values(), key=lambda d: d.id)
+    digest = hashlib.sha1("\n".join(d.id for d in documents).encode()).hexdigest()
+    return f"{store.index}:{digest}", documents
+
+
+@component
+class CodeBM25Retriever:
+    """
+    BM25 over an in-memory document store with a code-aware tokenizer and boosted symbol/package matches.
+
+    Same inputs as the Elasticsearch BM25 retriever of this package, so pipelines swap backends by
+    swapping the component.
+
+    ### Usage example
+
+    ```python
+    from haystack_integrations.components.code_alias import CodeBM25Retriever, CodeIndexDocumentStore
+
+    retriever = CodeBM25Retriever(document_store=CodeIndexDocumentStore(index_dir=".code-alias"), top_k=10)
+    retriever.warm_up()
+    result = retriever.run(query="payments retry helper", symbols=["withStripeBackoff"])
+    for document in result["documents"]:
+        print(document.meta["file_path"], document.meta["symbol"], document.score)
+    ```
+
+    :param document_store: An `InMemoryDocumentStore` (e.g. `CodeIndexDocumentStore`).
+    :param top_k: Documents to return.
+    :param symbol_boost: Weight of the rewrite's symbols relative to the question's words.
+    :param package_boost: Weight of the rewrite's packages.
+    :param k1: BM25 term-frequency saturation.
+    :param b: BM25 length normalisation.
+    """
+
+    def __init__(
+        self,
+        *,
+        document_store: InMemoryDocumentStore,
+        top_k: int = 10,
+        symbol_boost: float = 2.0,
+        package_boost: float = 0.5,
+        k1: float = 1.2,
+        b: float = 0.75,
+    ) -> None:
+        if top_k <= 0:
+            raise ValueError(f"top_k must be > 0, got {top_k}")
+        self.document_store = document_store
+        self.top_k = top_k
+        self.symbol_boost = symbol_boost
+        self.package_boost = package_boost
+        self.k1 = k1
+        self.b = b
+
+    def warm_up(self) -> None:
+        """Build (or reuse) the BM25 index of the store's current documents."""
+        self._index()
+
+    def _index(self) -> _Bm25Index:
+        reload = getattr(self.document_store, "reload", None)
+        if callable(reload):
+            reload()
+        key, documents = _fingerprint(self.document_store)
+        cache_key = (key, f"{self.k1}:{self.b}")
+        with _INDEX_LOCK:
+            index = _INDEXES.get(cache_key)
+            if index is None:
+                for stale in [k for k in _INDEXES if k[0].split(":")[:-1] == key.split(":")[:-1]]:
+                    del _INDEXES[stale]
+                index = _INDEXES[cache_key] = _Bm25Index(documents, self.k1, self.b)
+        return index
+
+    @component.output_types(documents=list[Document])
+    def run(
+        self,
+        query: str,
+        symbols: list[str] | None = None,
+        packages: list[str] | None = None,
+        filters: dict[str, Any] | None = None,
+        top_k: int | None = None,
+    ) -> dict[str, list[Document]]:
+        """
+        Retrieve chunks for a query.
+
+        :param query: The BM25 text (question plus expansions).
+        :param symbols: Identifiers from the rewrite; matched whole and by their words, boosted.
+        :param packages: Package names from the rewrite, boosted less.
+        :param filters: Haystack filters on document fields.
+        :param top_k: Overrides the init `top_k`.
+        :returns: `documents`, best first, with `score`.
+        """
+        top_k = top_k or self.top_k
+        index = self._index()
+        scores = index.scores(code_tokenize(query))
+        for names, boost in ((symbols or [], self.symbol_boost), (packages or [], self.package_boost)):
+            if names and boost:
+                tokens = [t for name in names for t in (name.lower().replace("_", ""), *split_identifier(name))]
+                scores = scores + boost * index.scores(tokens)
+        order = np.argsort(-scores, kind="stable")
+        results: list[Document] = []
+        for position in order:
+            score = float(scores[position])
+            if score <= 0.0:
+                break
+            document = index.documents[position]
+            if filters and not document_matches_filter(filters=filters, document=document):
+                continue
+            results.append(dataclasses.replace(document, score=score, embedding=None))
+            if len(results) >= top_k:
+                break
+        return {"documents": results}
+
+    @component.output_types(documents=list[Document])
+    async def run_async(
+        self,
+        query: str,
+        symbols: list[str] | None = None,
+        packages: list[str] | None = None,
+        filters: dict[str, Any] | None = None,
+        top_k: int | None = None,
+    ) -> dict[str, list[Document]]:
+        return self.run(query=query, symbols=symbols, packages=packages, filters=filters, top_k=top_k)
+
+    def to_dict(self) -> dict[str, Any]:
+        return default_to_dict(
+            self,
+            document_store=self.document_store.to_dict(),
+            top_k=self.top_k,
+            symbol_boost=self.symbol_boost,
+            package_boost=self.package_boost,
+            k1=self.k1,
+            b=self.b,
+        )
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CodeBM25Retriever:
+        from haystack.core.serialization import import_class_by_name
+
+        params = data.get("init_parameters", {})
+        store_data = params["document_store"]
+        store_class = import_class_by_name(store_data["type"])
+        params["document_store"] = store_class.from_dict(store_data)  # type: ignore[attr-defined]
+        return default_from_dict(cls, data)

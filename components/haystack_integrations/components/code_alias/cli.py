@@ -1,0 +1,195 @@
+"""`code-alias`: index a repository, ask it questions, inspect the dictionary, run the benchmark.
+
+A client of `CodeSearch` and the dictionary; it implements no retrieval of its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .paths import DEFAULT_INDEX_DIR, DICTIONARY_FILE, INDEX_DIR_ENV
+
+EXIT_ERROR = 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="code-alias",
+        description="Constrained query rewriting and hybrid retrieval for code search (Haystack).",
+    )
+    parser.add_argument(
+        "--index-dir",
+        default=os.environ.get(INDEX_DIR_ENV, DEFAULT_INDEX_DIR),
+        help=f"index folder (default: ${INDEX_DIR_ENV} or {DEFAULT_INDEX_DIR})",
+    )
+    parser.add_argument("--backend", choices=["embedded", "elasticsearch"], default="embedded")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    index = commands.add_parser("index", help="build or refresh the index of a repository")
+    index.add_argument("path", help="repository root")
+
+    ask = commands.add_parser("ask", help="answer a question with ranked files and symbols")
+    ask.add_argument("question")
+    ask.add_argument("--top-k", type=int, default=10)
+    ask.add_argument("--no-rewrite", action="store_true", help="retrieve with the raw question (baseline)")
+    ask.add_argument("--llm", action="store_true", help="use the LLM rewrite pipeline")
+
+    dictionary = commands.add_parser("dict", help="inspect the alias dictionary")
+    dict_commands = dictionary.add_subparsers(dest="dict_command", required=True)
+    lookup = dict_commands.add_parser("lookup", help="candidate hints for a question")
+    lookup.add_argument("question")
+    lookup.add_argument("--limit", type=int, default=10)
+    show = dict_commands.add_parser("show", help="summary, or the entries of one name")
+    show.add_argument("name", nargs="?")
+    complete = dict_commands.add_parser("complete", help="autocomplete a prefix")
+    complete.add_argument("prefix")
+    complete.add_argument("--limit", type=int, default=10)
+
+    bench = commands.add_parser("bench", help="run the evaluation harness (see `code-alias bench --help`)")
+    bench.add_argument("args", nargs=argparse.REMAINDER)
+    return parser
+
+
+def _emit(args: argparse.Namespace, payload: Any, text: str) -> None:
+    print(json.dumps(payload, indent=2, default=str) if args.json else text)
+
+
+def _cmd_index(args: argparse.Namespace) -> int:
+    from .search import CodeSearch
+
+    search = CodeSearch(args.index_dir, backend=args.backend)
+    stats = search.index(args.path)
+    dictionary = stats["dictionary"]
+    lines = [
+        f"Indexed {stats['root']} -> {stats['index_dir']} in {stats['seconds']} s",
+        f"  dictionary: {dictionary.get('symbols')} symbols, {dictionary.get('packages')} packages "
+        f"({dictionary.get('files_parsed')} files parsed, {dictionary.get('files_reused')} reused)",
+        f"  documents: {stats['files']} files, {stats['files_changed']} changed, {stats['files_removed']} removed; "
+        f"sync {stats['sync']}",
+    ]
+    if stats["skipped"]:
+        lines.append(f"  skipped {len(stats['skipped'])}:")
+        lines += [f"    {s['path']}: {s['reason']}" for s in stats["skipped"][:20]]
+        if len(stats["skipped"]) > 20:
+            lines.append(f"    ... and {len(stats['skipped']) - 20} more (use --json)")
+    _emit(args, stats, "\n".join(lines))
+    return 0
+
+
+def _cmd_ask(args: argparse.Namespace) -> int:
+    from .search import CodeSearch
+
+    if args.top_k <= 0:
+        raise ValueError("--top-k must be > 0")
+    search = CodeSearch(args.index_dir, backend=args.backend, llm=args.llm)
+    answer = search.ask(args.question, top_k=args.top_k, use_rewrite=not args.no_rewrite)
+    rewrite = answer.rewrite
+    lines = [
+        f"rewrite ({rewrite['meta'].get('mode', 'none') if rewrite['used'] else 'off'}, intent {rewrite['intent']}): "
+        f"{rewrite['rewritten']}",
+        f"  symbols: {', '.join(rewrite['symbols']) or '-'}   packages: {', '.join(rewrite['packages']) or '-'}",
+    ]
+    if rewrite.get("dropped"):
+        lines.append(f"  dropped (not in the dictionary): {rewrite['dropped']}")
+    for rank, item in enumerate(answer.files, 1):
+        hits = ", ".join(
+            f"{h['qualified_name'] or '(module)'} L{h['start_line']}-{h['end_line']}" for h in item["hits"][:3]
+        )
+        lines.append(f"{rank:>2}. {item['file_path']}  {hits}")
+    if not answer.files:
+        lines.append("no results")
+    _emit(args, answer.to_dict(), "\n".join(lines))
+    return 0
+
+
+def _load_dictionary(index_dir: str) -> Any:
+    from .core.model import AliasDictionary
+
+    return AliasDictionary.load(Path(index_dir) / DICTIONARY_FILE)
+
+
+def _cmd_dict(args: argparse.Namespace) -> int:
+    from .core.hints import HintIndex
+
+    dictionary = _load_dictionary(args.index_dir)
+    if args.dict_command == "show":
+        if args.name:
+            symbols = [s.model_dump() for s in dictionary.symbols if args.name in (s.name, s.qualified_name)]
+            packages = [
+                p.model_dump() for p in dictionary.packages if args.name in (p.name, *p.aliases, *p.import_names)
+            ]
+            if not symbols and not packages:
+                raise LookupError(f"{args.name!r} is not in the dictionary")
+            payload: Any = {"symbols": symbols, "packages": packages}
+            text = "\n".join(
+                [
+                    f"{s['qualified_name']}  {s['kind']}  {s['file_path']}:{s['start_line']}  aliases={list(s['aliases'])}"
+                    f"  words={list(s['words'])} doc={list(s['doc_words'])[:8]}"
+                    for s in symbols
+                ]
+                + [
+                    f"package {p['name']} ({p['ecosystem']}) root={p['root'] or '.'} aliases={list(p['aliases'])}"
+                    for p in packages
+                ]
+            )
+        else:
+            payload = {
+                "root": dictionary.root,
+                "version": dictionary.version,
+                "symbols": len(dictionary.symbols),
+                "packages": [p.name for p in dictionary.packages],
+                "files": len(dictionary.files),
+                "nicknames": len(dictionary.nicknames),
+                "renamed": dictionary.renamed,
+                "skipped": len(dictionary.skipped),
+            }
+            text = "\n".join(f"{k}: {v}" for k, v in payload.items())
+        _emit(args, payload, text)
+        return 0
+    hints = HintIndex(dictionary)
+    if args.dict_command == "lookup":
+        found = hints.lookup(args.question, limit=args.limit)
+    else:
+        found = hints.complete(args.prefix, limit=args.limit)
+    payload = [h.to_dict() for h in found]
+    text = "\n".join(
+        f"{h.score:7.2f}  {h.kind:<7} {h.name:<40} {','.join(h.reasons)}  {(h.files or [''])[0]}" for h in found
+    )
+    _emit(args, payload, text or "no hints")
+    return 0
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from .evaluation.cli import bench_main
+
+    return bench_main(args.args)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `code-alias` console script."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    handlers = {"index": _cmd_index, "ask": _cmd_ask, "dict": _cmd_dict, "bench": _cmd_bench}
+    try:
+        return handlers[args.command](args)
+    except KeyboardInterrupt:
+        print("code-alias: interrupted", file=sys.stderr)
+        return 130
+    except Exception as error:  # one clear line; --debug for the traceback
+        if args.debug:
+            raise
+        message = str(error).splitlines()[0] if str(error) else type(error).__name__
+        print(f"code-alias: error: {message}", file=sys.stderr)
+        return EXIT_ERROR
+
+
+if __name__ == "__main__":
+    sys.exit(main())

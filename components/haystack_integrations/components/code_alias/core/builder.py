@@ -1,0 +1,388 @@
+"""Build and incrementally refresh the alias dictionary of a code tree.
+
+The builder is a pure function of the tree (plus nickname and abbreviation files): `refresh` with a
+previous dictionary re-reads only files whose size or modification time changed, re-parses only files
+whose content hash changed, and ends with the same symbols and packages as a full build. What a refresh
+adds on top is history: a symbol whose name disappeared while a definition with the same body appeared
+keeps the old name as an alias of the new one.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .identifiers import split_identifier, text_words, unique
+from .manifests import MANIFEST_NAMES, ManifestError, parse_manifest
+from .model import AliasDictionary, FileRecord, PackageEntry, PackageInfo, Skipped, SymbolDef, SymbolEntry
+from .symbols import LANGUAGE_BY_EXTENSION, extract_symbols, language_for_path
+from .walker import WalkConfig, WalkEntry, read_text_file, walk_repository
+
+logger = logging.getLogger(__name__)
+
+# Docstring words beyond this many add noise rather than recall.
+MAX_DOC_WORDS = 24
+DEFAULT_NICKNAME_FILES = (".code-alias-nicknames.yml", ".code-alias-nicknames.yaml")
+
+
+class ConfigFileError(ValueError):
+    """A nickname or abbreviation file that cannot be used (names the file and why)."""
+
+
+@dataclass
+class BuildStats:
+    """What a build or refresh did, for progress reports and benchmarks."""
+
+    files_seen: int = 0
+    files_read: int = 0
+    files_parsed: int = 0
+    files_reused: int = 0
+    files_skipped: int = 0
+    symbols: int = 0
+    packages: int = 0
+    renamed: dict[str, str] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class SourceText:
+    """A file's text supplied directly (e.g. from Haystack Documents) instead of read from disk."""
+
+    rel_path: str
+    text: str
+
+
+def default_abbreviations() -> dict[str, list[str]]:
+    """The abbreviation table shipped with the package (`config/abbreviations.yaml`)."""
+    text = resources.files("haystack_integrations.components.code_alias").joinpath("config/abbreviations.yaml")
+    return _mapping_of_lists(yaml.safe_load(text.read_text(encoding="utf-8")), "abbreviations.yaml (packaged)")
+
+
+def load_mapping_file(path: str | Path) -> dict[str, list[str]]:
+    """
+    Read a YAML file of `key: [value, ...]` (nicknames or abbreviations).
+
+    A single string value is accepted as a one-element list.
+
+    :raises ConfigFileError: The file is missing, not YAML, or not such a mapping (names the file and the key).
+    """
+    source = Path(path)
+    try:
+        data = yaml.safe_load(source.read_text(encoding="utf-8"))
+    except FileNotFoundError as error:
+        raise ConfigFileError(f"{source}: file not found") from error
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigFileError(f"{source}: cannot read: {error}") from error
+    except yaml.YAMLError as error:
+        raise ConfigFileError(f"{source}: not valid YAML: {error}") from error
+    return _mapping_of_lists(data or {}, str(source))
+
+
+def _mapping_of_lists(data: Any, source: str) -> dict[str, list[str]]:
+    if not isinstance(data, Mapping):
+        raise ConfigFileError(f"{source}: expected a mapping of name -> [names], got {type(data).__name__}")
+    result: dict[str, list[str]] = {}
+    for key, value in data.items():
+        values = [value] if isinstance(value, str) else value
+        if (
+            not isinstance(key, str | int)
+            or not isinstance(values, list)
+            or not all(isinstance(v, str | int) for v in values)
+        ):
+            raise ConfigFileError(f"{source}: entry {key!r} must map a name to a list of names")
+        result[str(key)] = [str(v) for v in values]
+    return result
+
+
+def _is_wanted(rel_path: str) -> bool:
+    name = rel_path.rsplit("/", 1)[-1]
+    if name in MANIFEST_NAMES:
+        return True
+    dot = name.rfind(".")
+    return dot > 0 and name[dot:] in LANGUAGE_BY_EXTENSION
+
+
+class DictionaryBuilder:
+    """
+    Builds an `AliasDictionary` from a repository root (or from supplied file texts).
+
+    :param walk_config: Which folders and files to skip, and the size limit.
+    :param nicknames: `nickname -> [symbol or package names]`; merged over the repository's own
+        `.code-alias-nicknames.yml` when that exists.
+    :param abbreviations: `abbreviation -> [expansions]`; defaults to the packaged table.
+    :param progress: Called with (files done, files total) while parsing, for progress bars.
+    """
+
+    def __init__(
+        self,
+        *,
+        walk_config: WalkConfig | None = None,
+        nicknames: Mapping[str, Sequence[str]] | None = None,
+        abbreviations: Mapping[str, Sequence[str]] | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> None:
+        self.walk_config = walk_config or WalkConfig()
+        self.nicknames = {k: list(v) for k, v in (nicknames or {}).items()}
+        self.abbreviations = (
+            {k: list(v) for k, v in abbreviations.items()} if abbreviations is not None else default_abbreviations()
+        )
+        self.progress = progress
+
+    # ---- entry points --------------------------------------------------------------------------------------
+    def build(self, root: str | Path) -> tuple[AliasDictionary, BuildStats]:
+        """A full build: read and parse every source file under `root`."""
+        return self.refresh(root, previous=None)
+
+    def refresh(self, root: str | Path, previous: AliasDictionary | None) -> tuple[AliasDictionary, BuildStats]:
+        """
+        Rebuild after changes, reusing `previous` for files whose size, mtime or content hash did not change.
+
+        :param root: The repository root.
+        :param previous: The dictionary of an earlier build of the same root, or None for a full build.
+        """
+        root_path = Path(root).resolve()
+        stats = BuildStats()
+        walk = walk_repository(root_path, self.walk_config, wanted=_is_wanted)
+        skipped: list[Skipped] = list(walk.skipped)
+        old_files = previous.files if previous is not None and previous.root == str(root_path) else {}
+        files: dict[str, FileRecord] = {}
+        manifests: list[str] = []
+        total = len(walk.files)
+        for done, entry in enumerate(walk.files, 1):
+            stats.files_seen += 1
+            if entry.rel_path.rsplit("/", 1)[-1] in MANIFEST_NAMES:
+                manifests.append(entry.rel_path)
+            language = language_for_path(entry.rel_path)
+            if language is not None:
+                record = self._file_record(entry, language, old_files.get(entry.rel_path), stats)
+                if record.error is not None:
+                    skipped.append(Skipped(path=entry.rel_path, reason=record.error))
+                files[entry.rel_path] = record
+            if self.progress is not None and (done % 50 == 0 or done == total):
+                self.progress(done, total)
+        nicknames = dict(self.nicknames)
+        for name in DEFAULT_NICKNAME_FILES:
+            if (root_path / name).is_file():
+                try:
+                    nicknames = {**load_mapping_file(root_path / name), **nicknames}
+                except ConfigFileError as error:
+                    skipped.append(Skipped(path=name, reason=str(error)))
+        packages = self._packages(root_path, manifests, list(files), skipped)
+        dictionary = self.assemble(str(root_path), files, packages, nicknames, skipped, previous)
+        stats.symbols = len(dictionary.symbols)
+        stats.packages = len(dictionary.packages)
+        stats.files_skipped = len(skipped)
+        stats.renamed = {
+            old: new for old, new in dictionary.renamed.items() if previous is None or old not in previous.renamed
+        }
+        return dictionary, stats
+
+    def build_from_texts(
+        self, sources: Iterable[SourceText], previous: AliasDictionary | None = None, root: str = ""
+    ) -> tuple[AliasDictionary, BuildStats]:
+        """
+        Build from file texts already in memory (Haystack Documents with `meta.file_path`).
+
+        Manifests among the texts are parsed from a temporary copy, since the manifest parsers read files.
+        """
+        import hashlib
+        import tempfile
+
+        stats = BuildStats()
+        files: dict[str, FileRecord] = {}
+        manifest_texts: dict[str, str] = {}
+        skipped: list[Skipped] = []
+        old_files = previous.files if previous is not None else {}
+        for source in sources:
+            stats.files_seen += 1
+            if source.rel_path.rsplit("/", 1)[-1] in MANIFEST_NAMES:
+                manifest_texts[source.rel_path] = source.text
+            language = language_for_path(source.rel_path)
+            if language is None:
+                continue
+            digest = hashlib.sha256(source.text.encode("utf-8", "surrogatepass")).hexdigest()
+            old = old_files.get(source.rel_path)
+            if old is not None and old.sha256 == digest:
+                files[source.rel_path] = old
+                stats.files_reused += 1
+                continue
+            stats.files_parsed += 1
+            symbols = extract_symbols(source.text, language, source.rel_path)
+            files[source.rel_path] = FileRecord(
+                sha256=digest, size=len(source.text), mtime_ns=0, language=language, symbols=symbols
+            )
+        packages: list[PackageInfo] = []
+        if manifest_texts:
+            with tempfile.TemporaryDirectory(prefix="code-alias-manifests-") as tmp:
+                for rel_path, text in manifest_texts.items():
+                    target = Path(tmp, rel_path)
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_text(text, encoding="utf-8")
+                packages = self._packages(Path(tmp), list(manifest_texts), list(files), skipped)
+        dictionary = self.assemble(root, files, packages, dict(self.nicknames), skipped, previous)
+        stats.symbols, stats.packages, stats.files_skipped = (
+            len(dictionary.symbols),
+            len(dictionary.packages),
+            len(skipped),
+        )
+        return dictionary, stats
+
+    # ---- steps ---------------------------------------------------------------------------------------------
+    def _file_record(self, entry: WalkEntry, language: str, old: FileRecord | None, stats: BuildStats) -> FileRecord:
+        # Same size and mtime: trust the previous parse without reading the file at all.
+        if old is not None and old.size == entry.size and old.mtime_ns == entry.mtime_ns and old.language == language:
+            stats.files_reused += 1
+            return old
+        stats.files_read += 1
+        read = read_text_file(entry, max_bytes=self.walk_config.max_file_bytes)
+        if isinstance(read, Skipped):
+            return FileRecord(sha256="", size=entry.size, mtime_ns=entry.mtime_ns, language=language, error=read.reason)
+        text, digest = read
+        if old is not None and old.sha256 == digest and old.error is None:
+            stats.files_reused += 1
+            return old.model_copy(update={"mtime_ns": entry.mtime_ns, "size": entry.size})
+        stats.files_parsed += 1
+        symbols = extract_symbols(text, language, entry.rel_path)
+        return FileRecord(sha256=digest, size=entry.size, mtime_ns=entry.mtime_ns, language=language, symbols=symbols)
+
+    def _packages(
+        self, root: Path, manifests: list[str], source_files: list[str], skipped: list[Skipped]
+    ) -> list[PackageInfo]:
+        # Manifests are few and small, and their import-name inference depends on the folders around them,
+        # so they are re-read on every build rather than cached.
+        merged: dict[tuple[str, str], PackageInfo] = {}
+        for rel_path in sorted(manifests):
+            try:
+                found = parse_manifest(root, rel_path, source_files=source_files)
+            except ManifestError as error:
+                skipped.append(Skipped(path=rel_path, reason=str(error)))
+                continue
+            for package in found:
+                key = (package.ecosystem, package.name)
+                if key in merged:
+                    known = merged[key]
+                    package = known.model_copy(
+                        update={
+                            "aliases": tuple(unique([*known.aliases, *package.aliases])),
+                            "import_names": tuple(unique([*known.import_names, *package.import_names])),
+                            "version": known.version or package.version,
+                        }
+                    )
+                merged[key] = package
+        return list(merged.values())
+
+    def assemble(
+        self,
+        root: str,
+        files: dict[str, FileRecord],
+        packages: list[PackageInfo],
+        nicknames: dict[str, list[str]],
+        skipped: list[Skipped],
+        previous: AliasDictionary | None,
+    ) -> AliasDictionary:
+        """Turn parsed files and packages into the sealed dictionary (aliases, package membership, renames)."""
+        package_entries = [
+            PackageEntry(
+                name=p.name,
+                ecosystem=p.ecosystem,
+                root=p.root,
+                manifest=p.manifest,
+                aliases=p.aliases,
+                import_names=p.import_names,
+                words=tuple(unique(w for n in (p.name, *p.aliases, *p.import_names) for w in split_identifier(n))),
+            )
+            for p in packages
+        ]
+        shell = AliasDictionary(root=root, packages=package_entries)
+        definitions: list[SymbolDef] = [s for path in sorted(files) for s in files[path].symbols]
+        renamed = self._renames(definitions, previous)
+        aliases_by_target: dict[str, list[str]] = {}
+        for nickname, targets in nicknames.items():
+            for target in targets:
+                aliases_by_target.setdefault(target, []).append(nickname)
+        for old, new in renamed.items():
+            aliases_by_target.setdefault(new, []).append(old)
+        package_cache: dict[str, str | None] = {}
+        symbols: list[SymbolEntry] = []
+        for definition in definitions:
+            folder = definition.file_path.rsplit("/", 1)[0] if "/" in definition.file_path else ""
+            if folder not in package_cache:
+                package_cache[folder] = shell.package_for_file(definition.file_path)
+            symbols.append(
+                SymbolEntry(
+                    name=definition.name,
+                    kind=definition.kind,
+                    qualified_name=definition.qualified_name,
+                    file_path=definition.file_path,
+                    language=definition.language,
+                    start_line=definition.start_line,
+                    end_line=definition.end_line,
+                    exported=definition.exported,
+                    package=package_cache[folder],
+                    words=split_identifier(definition.name),
+                    doc_words=tuple(unique(text_words(definition.docstring))[:MAX_DOC_WORDS]),
+                    aliases=tuple(
+                        unique(
+                            [
+                                *aliases_by_target.get(definition.name, []),
+                                *aliases_by_target.get(definition.qualified_name, []),
+                            ]
+                        )
+                    ),
+                )
+            )
+        for package in list(package_entries):
+            extra = [a for n in (package.name, *package.aliases) for a in aliases_by_target.get(n, [])]
+            if extra:
+                package_entries[package_entries.index(package)] = package.model_copy(
+                    update={"aliases": tuple(unique([*package.aliases, *extra]))}
+                )
+        return AliasDictionary(
+            root=root,
+            symbols=symbols,
+            packages=package_entries,
+            nicknames={k: list(v) for k, v in sorted(nicknames.items())},
+            abbreviations=self.abbreviations,
+            renamed=renamed,
+            files=files,
+            skipped=sorted(skipped, key=lambda s: s.path),
+        ).seal()
+
+    @staticmethod
+    def _renames(definitions: list[SymbolDef], previous: AliasDictionary | None) -> dict[str, str]:
+        """
+        Names retired by a rename -> their new name, carried over from `previous` and extended.
+
+        A rename is a name present before and gone now, whose definition body (name masked out) reappears
+        under exactly one new name of the same kind.
+        """
+        if previous is None:
+            return {}
+        current_names = {d.name for d in definitions}
+        old_definitions = [s for record in previous.files.values() for s in record.symbols]
+        old_names = {d.name for d in old_definitions}
+        appeared: dict[tuple[str, str], set[str]] = {}
+        for definition in definitions:
+            if definition.name not in old_names and definition.body_hash:
+                appeared.setdefault((definition.kind, definition.body_hash), set()).add(definition.name)
+        renamed = {old: new for old, new in previous.renamed.items() if old not in current_names}
+        for definition in old_definitions:
+            if definition.name in current_names or not definition.body_hash:
+                continue
+            candidates = appeared.get((definition.kind, definition.body_hash), set())
+            if len(candidates) == 1:
+                new = next(iter(candidates))
+                renamed[definition.name] = new
+                # Chains: a -> b earlier and b -> c now means a -> c.
+                for old, target in list(renamed.items()):
+                    if target == definition.name:
+                        renamed[old] = new
+        return dict(sorted((old, new) for old, new in renamed.items() if new in current_names))

@@ -1,0 +1,62 @@
+"""Query composition: one rewrite -> the text each retriever should see.
+
+BM25 gets the raw question plus every expanded symbol and package with its word split (exact identifier
+tokens score highest because the code tokenizer keeps identifiers whole as well as split). The embedder
+gets the rewritten question. Filters from packages are optional: a wrong package filter loses the answer,
+so it is off unless asked for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .identifiers import identifier_phrase, unique
+
+
+@dataclass(frozen=True)
+class ComposedQuery:
+    """What the retrievers receive."""
+
+    bm25_query: str
+    embedding_query: str
+    symbols: list[str]
+    packages: list[str]
+    filters: dict[str, Any] | None
+
+
+def compose_query(
+    question: str,
+    *,
+    rewritten: str | None = None,
+    symbols: list[str] | None = None,
+    packages: list[str] | None = None,
+    filter_by_package: bool = False,
+) -> ComposedQuery:
+    """
+    Compose the BM25 and embedding texts.
+
+    :param question: The raw question.
+    :param rewritten: The rewritten question; the raw question when None or empty.
+    :param symbols: Identifiers from the rewrite.
+    :param packages: Package names from the rewrite.
+    :param filter_by_package: Restrict retrieval to the rewrite's packages (Haystack filter syntax).
+    """
+    symbols = unique(symbols or [])
+    packages = unique(packages or [])
+    parts = [question.strip()]
+    for name in [*symbols, *packages]:
+        parts.append(name)
+        phrase = identifier_phrase(name)
+        if phrase and phrase != name.lower():
+            parts.append(phrase)
+    filters: dict[str, Any] | None = None
+    if filter_by_package and packages:
+        filters = {"field": "meta.package", "operator": "in", "value": packages}
+    return ComposedQuery(
+        bm25_query=" ".join(parts),
+        embedding_query=(rewritten or "").strip() or question.strip(),
+        symbols=symbols,
+        packages=packages,
+        filters=filters,
+    )

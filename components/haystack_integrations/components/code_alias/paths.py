@@ -1,0 +1,23 @@
+"""Where the index lives: one folder holding the dictionary, the documents and the caches."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+INDEX_DIR_ENV = "CODE_ALIAS_INDEX_DIR"
+DEFAULT_INDEX_DIR = ".code-alias"
+DICTIONARY_FILE = "dictionary.json"
+DOCUMENTS_FILE = "documents.npz"
+EMBEDDING_CACHE_DIR = "embedding-cache"
+
+
+def resolve_index_dir(index_dir: str | os.PathLike[str] | None = None) -> Path:
+    """
+    The index folder: the argument, else `$CODE_ALIAS_INDEX_DIR`, else `./.code-alias`.
+
+    Components keep `index_dir=None` in their serialised form, so one YAML pipeline serves any index that
+    the environment points at.
+    """
+    chosen = index_dir or os.environ.get(INDEX_DIR_ENV) or DEFAULT_INDEX_DIR
+    return Path(chosen).expanduser()

@@ -1,0 +1,242 @@
+"""`CodeSearch`: index a repository and ask questions through the YAML pipelines.
+
+The CLI, the benchmark, the Hayhooks wrappers and the notebooks all go through this class, which only loads
+and runs the pipelines under `pipelines/`; there is no second implementation of indexing or retrieval.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from haystack import Document, Pipeline
+
+from .paths import DICTIONARY_FILE, INDEX_DIR_ENV, resolve_index_dir
+from .results import rank_files
+
+Backend = Literal["embedded", "elasticsearch"]
+PIPELINE_FILES: dict[tuple[Backend, str], str] = {
+    ("embedded", "indexing"): "indexing.yml",
+    ("embedded", "query"): "query.yml",
+    ("embedded", "query_llm"): "query_llm.yml",
+    ("elasticsearch", "indexing"): "elasticsearch_indexing.yml",
+    ("elasticsearch", "query"): "elasticsearch_query.yml",
+    ("elasticsearch", "query_llm"): "elasticsearch_query_llm.yml",
+}
+_ENV_LOCK = threading.RLock()
+
+
+class IndexMissingError(FileNotFoundError):
+    """`ask` before `index`."""
+
+
+def pipelines_dir() -> Path:
+    """The folder of YAML pipelines: inside the installed package, or the repository's `pipelines/`."""
+    packaged = Path(__file__).parent / "pipelines"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parents[4] / "pipelines"
+
+
+def pipeline_file(backend: Backend, kind: str, directory: Path | None = None) -> Path:
+    try:
+        name = PIPELINE_FILES[(backend, kind)]
+    except KeyError:
+        raise ValueError(f"no {kind!r} pipeline for backend {backend!r}") from None
+    return (directory or pipelines_dir()) / name
+
+
+@contextmanager
+def index_dir_environment(index_dir: Path) -> Iterator[None]:
+    """Point the pipelines' `index_dir: null` components at `index_dir` while they are built."""
+    with _ENV_LOCK:
+        old = os.environ.get(INDEX_DIR_ENV)
+        os.environ[INDEX_DIR_ENV] = str(index_dir)
+        try:
+            yield
+        finally:
+            if old is None:
+                os.environ.pop(INDEX_DIR_ENV, None)
+            else:
+                os.environ[INDEX_DIR_ENV] = old
+
+
+@dataclass
+class AskResult:
+    """One answer: ranked files, the chunks, the rewrite, and each retriever's own ranking."""
+
+    question: str
+    files: list[dict[str, Any]]
+    documents: list[Document]
+    rewrite: dict[str, Any]
+    bm25_documents: list[Document] = field(default_factory=list)
+    embedding_documents: list[Document] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "question": self.question,
+            "rewrite": self.rewrite,
+            "files": self.files,
+            "seconds": round(self.seconds, 4),
+        }
+
+    def ranking(self, retrieval: str) -> list[Document]:
+        """The chunk ranking of one retrieval mode: "hybrid", "bm25" or "embedding"."""
+        if retrieval == "hybrid":
+            return self.documents
+        if retrieval == "bm25":
+            return self.bm25_documents
+        if retrieval == "embedding":
+            return self.embedding_documents
+        raise ValueError(f"unknown retrieval {retrieval!r}; expected hybrid, bm25 or embedding")
+
+
+class CodeSearch:
+    """
+    Index a code tree and ask it questions, on the embedded default or on Elasticsearch.
+
+    ### Usage example
+
+    ```python
+    from haystack_integrations.components.code_alias.search import CodeSearch
+
+    search = CodeSearch(index_dir=".code-alias")
+    search.index("path/to/repo")
+    answer = search.ask("where's the payments retry helper?")
+    print(answer.rewrite["symbols"], [f["file_path"] for f in answer.files])
+    ```
+
+    :param index_dir: The index folder (dictionary, documents, caches).
+    :param backend: "embedded" (default, no server) or "elasticsearch".
+    :param llm: Use the LLM query pipeline (`query_llm.yml`) instead of the dictionary-only one.
+    :param pipelines: Folder of YAML pipelines; None = the packaged ones.
+    """
+
+    def __init__(
+        self,
+        index_dir: str | os.PathLike[str] | None = None,
+        *,
+        backend: Backend = "embedded",
+        llm: bool = False,
+        pipelines: str | os.PathLike[str] | None = None,
+    ) -> None:
+        self.index_dir = resolve_index_dir(index_dir).resolve()
+        self.backend = backend
+        self.llm = llm
+        self.pipelines = Path(pipelines) if pipelines else None
+        self._query: Pipeline | None = None
+        self._lock = threading.Lock()
+
+    def load_pipeline(self, kind: str) -> Pipeline:
+        """Load one of the YAML pipelines with this index folder."""
+        path = pipeline_file(self.backend, kind, self.pipelines)
+        with index_dir_environment(self.index_dir), path.open(encoding="utf-8") as handle:
+            return Pipeline.load(handle)
+
+    # ---- indexing ------------------------------------------------------------------------------------------
+    def index(self, root: str | os.PathLike[str]) -> dict[str, Any]:
+        """
+        Build or incrementally refresh the index of `root` (dictionary and documents).
+
+        :returns: Statistics: dictionary build, files skipped, chunks written/deleted, seconds.
+        """
+        folder = Path(root)
+        if not folder.is_dir():
+            raise FileNotFoundError(f"{root}: not a folder")
+        started = time.perf_counter()
+        pipeline = self.load_pipeline("indexing")
+        with index_dir_environment(self.index_dir):
+            output = pipeline.run(
+                {"root": str(folder)}, include_outputs_from={"dictionary_builder", "reader", "planner"}
+            )
+        self._query = None  # the next ask reloads the changed index
+        builder = output.get("dictionary_builder", {})
+        reader = output.get("reader", {})
+        planner = output.get("planner", {})
+        persisted = output.get("persister", {})
+        return {
+            "root": str(folder.resolve()),
+            "index_dir": str(self.index_dir),
+            "dictionary": builder.get("stats", {}),
+            "files": len(reader.get("documents", [])),
+            "files_changed": len(planner.get("changed", [])),
+            "files_removed": len(planner.get("removed_files", [])),
+            "skipped": reader.get("skipped", [])
+            + [s for s in builder.get("skipped", []) if s not in reader.get("skipped", [])],
+            "sync": persisted.get("stats", {}),
+            "seconds": round(time.perf_counter() - started, 3),
+        }
+
+    # ---- asking --------------------------------------------------------------------------------------------
+    @property
+    def query_pipeline(self) -> Pipeline:
+        with self._lock:
+            if self._query is None:
+                if self.backend == "embedded" and not (self.index_dir / DICTIONARY_FILE).is_file():
+                    raise IndexMissingError(
+                        f"no index at {self.index_dir}; build it with `code-alias index PATH --index-dir {self.index_dir}`"
+                    )
+                pipeline = self.load_pipeline("query_llm" if self.llm else "query")
+                with index_dir_environment(self.index_dir):
+                    pipeline.warm_up()
+                self._query = pipeline
+            return self._query
+
+    def warm_up(self) -> None:
+        """Load the index, the dictionary and the models now instead of on the first question."""
+        _ = self.query_pipeline
+
+    def ask(
+        self, question: str, *, top_k: int = 10, use_rewrite: bool = True, candidates: int | None = None
+    ) -> AskResult:
+        """
+        Answer a question with ranked files and chunks.
+
+        :param question: The question.
+        :param top_k: Files to return.
+        :param use_rewrite: False sends the raw question to both retrievers (the ablation baseline).
+        :param candidates: Chunks each retriever returns before fusion (default: the pipeline's setting).
+        """
+        if not question or not question.strip():
+            raise ValueError("question must be a non-empty string")
+        pipeline = self.query_pipeline
+        data: dict[str, dict[str, Any]] = {
+            name: {"question": question} for name, sockets in pipeline.inputs().items() if "question" in sockets
+        }
+        data.setdefault("composer", {})["use_rewrite"] = use_rewrite
+        if candidates:
+            data["bm25_retriever"] = {"top_k": candidates}
+            data["embedding_retriever"] = {"top_k": candidates}
+        started = time.perf_counter()
+        output = pipeline.run(
+            data, include_outputs_from={"rewriter", "bm25_retriever", "embedding_retriever", "joiner", "faithfulness"}
+        )
+        seconds = time.perf_counter() - started
+        rewriter = output.get("rewriter", {})
+        faithful = output.get("faithfulness", {})
+        rewrite = {
+            "rewritten": faithful.get("rewritten", rewriter.get("rewritten")),
+            "symbols": faithful.get("symbols", rewriter.get("symbols", [])),
+            "packages": faithful.get("packages", rewriter.get("packages", [])),
+            "intent": rewriter.get("intent"),
+            "dropped": faithful.get("dropped", []),
+            "meta": rewriter.get("meta", {}),
+            "used": use_rewrite,
+        }
+        documents = output.get("joiner", {}).get("documents", [])
+        return AskResult(
+            question=question,
+            files=rank_files(documents, top_k),
+            documents=documents,
+            rewrite=rewrite,
+            bm25_documents=output.get("bm25_retriever", {}).get("documents", []),
+            embedding_documents=output.get("embedding_retriever", {}).get("documents", []),
+            seconds=seconds,
+        )

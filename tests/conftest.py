@@ -1,0 +1,19 @@
+"""Shared fixtures: the multi-language fixture repository and a fresh copy of it per test."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures"
+ACME_REPO = FIXTURES / "acme_repo"
+
+
+@pytest.fixture
+def acme_repo(tmp_path: Path) -> Path:
+    """A writable copy of tests/fixtures/acme_repo (tests may edit it)."""
+    target = tmp_path / "acme_repo"
+    shutil.copytree(ACME_REPO, target, symlinks=True)
+    return target
