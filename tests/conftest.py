@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
 import pytest
+
+# No network here, and none needed: keep Haystack's telemetry from trying.
+os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ACME_REPO = FIXTURES / "acme_repo"

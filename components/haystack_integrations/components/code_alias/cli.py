@@ -175,6 +175,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `code-alias` console script."""
+    # A command-line run on a closed network should not stall on telemetry; users can still opt in.
+    os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
     parser = _parser()
     args = parser.parse_args(argv)
     handlers = {"index": _cmd_index, "ask": _cmd_ask, "dict": _cmd_dict, "bench": _cmd_bench}

@@ -10,8 +10,12 @@ keeps the old name as an alias of the new one.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import multiprocessing
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -28,6 +32,9 @@ logger = logging.getLogger(__name__)
 
 # Docstring words beyond this many add noise rather than recall.
 MAX_DOC_WORDS = 24
+# Fewer files than this per worker are parsed in-process: starting workers would cost more than it saves.
+PARALLEL_MIN_FILES = 64
+MAX_WORKERS = 4
 DEFAULT_NICKNAME_FILES = (".code-alias-nicknames.yml", ".code-alias-nicknames.yaml")
 
 
@@ -102,6 +109,26 @@ def _mapping_of_lists(data: Any, source: str) -> dict[str, list[str]]:
     return result
 
 
+def _read_and_parse_one(job: tuple[WalkEntry, str, FileRecord | None, int]) -> tuple[str, FileRecord, bool]:
+    """(rel_path, record, parsed?) for one file: reuse the old parse when the content hash is unchanged."""
+    entry, language, old, max_bytes = job
+    read = read_text_file(entry, max_bytes=max_bytes)
+    if isinstance(read, Skipped):
+        record = FileRecord(sha256="", size=entry.size, mtime_ns=entry.mtime_ns, language=language, error=read.reason)
+        return entry.rel_path, record, False
+    text, digest = read
+    if old is not None and old.sha256 == digest and old.error is None:
+        return entry.rel_path, old.model_copy(update={"mtime_ns": entry.mtime_ns, "size": entry.size}), False
+    symbols = extract_symbols(text, language, entry.rel_path)
+    record = FileRecord(sha256=digest, size=entry.size, mtime_ns=entry.mtime_ns, language=language, symbols=symbols)
+    return entry.rel_path, record, True
+
+
+@lru_cache(maxsize=100_000)
+def _doc_words(docstring: str) -> tuple[str, ...]:
+    return tuple(unique(text_words(docstring))[:MAX_DOC_WORDS])
+
+
 def _is_wanted(rel_path: str) -> bool:
     name = rel_path.rsplit("/", 1)[-1]
     if name in MANIFEST_NAMES:
@@ -155,19 +182,35 @@ class DictionaryBuilder:
         old_files = previous.files if previous is not None and previous.root == str(root_path) else {}
         files: dict[str, FileRecord] = {}
         manifests: list[str] = []
-        total = len(walk.files)
-        for done, entry in enumerate(walk.files, 1):
+        to_read: list[tuple[WalkEntry, str, FileRecord | None]] = []
+        for entry in walk.files:
             stats.files_seen += 1
             if entry.rel_path.rsplit("/", 1)[-1] in MANIFEST_NAMES:
                 manifests.append(entry.rel_path)
             language = language_for_path(entry.rel_path)
-            if language is not None:
-                record = self._file_record(entry, language, old_files.get(entry.rel_path), stats)
-                if record.error is not None:
-                    skipped.append(Skipped(path=entry.rel_path, reason=record.error))
-                files[entry.rel_path] = record
-            if self.progress is not None and (done % 50 == 0 or done == total):
-                self.progress(done, total)
+            if language is None:
+                continue
+            old = old_files.get(entry.rel_path)
+            # Same size and mtime: trust the previous parse without reading the file at all.
+            if (
+                old is not None
+                and old.size == entry.size
+                and old.mtime_ns == entry.mtime_ns
+                and old.language == language
+            ):
+                stats.files_reused += 1
+                files[entry.rel_path] = old
+            else:
+                to_read.append((entry, language, old))
+        for rel_path, record, parsed in self._read_and_parse(to_read):
+            stats.files_read += 1
+            stats.files_parsed += parsed
+            stats.files_reused += not parsed and record.error is None
+            files[rel_path] = record
+        files = dict(sorted(files.items()))
+        for rel_path, record in files.items():
+            if record.error is not None:
+                skipped.append(Skipped(path=rel_path, reason=record.error))
         nicknames = dict(self.nicknames)
         for name in DEFAULT_NICKNAME_FILES:
             if (root_path / name).is_file():
@@ -236,22 +279,31 @@ class DictionaryBuilder:
         return dictionary, stats
 
     # ---- steps ---------------------------------------------------------------------------------------------
-    def _file_record(self, entry: WalkEntry, language: str, old: FileRecord | None, stats: BuildStats) -> FileRecord:
-        # Same size and mtime: trust the previous parse without reading the file at all.
-        if old is not None and old.size == entry.size and old.mtime_ns == entry.mtime_ns and old.language == language:
-            stats.files_reused += 1
-            return old
-        stats.files_read += 1
-        read = read_text_file(entry, max_bytes=self.walk_config.max_file_bytes)
-        if isinstance(read, Skipped):
-            return FileRecord(sha256="", size=entry.size, mtime_ns=entry.mtime_ns, language=language, error=read.reason)
-        text, digest = read
-        if old is not None and old.sha256 == digest and old.error is None:
-            stats.files_reused += 1
-            return old.model_copy(update={"mtime_ns": entry.mtime_ns, "size": entry.size})
-        stats.files_parsed += 1
-        symbols = extract_symbols(text, language, entry.rel_path)
-        return FileRecord(sha256=digest, size=entry.size, mtime_ns=entry.mtime_ns, language=language, symbols=symbols)
+    def _read_and_parse(
+        self, work: list[tuple[WalkEntry, str, FileRecord | None]]
+    ) -> Iterator[tuple[str, FileRecord, bool]]:
+        """Read, hash and (when the hash changed) parse files; on several processes when there are many."""
+        max_bytes = self.walk_config.max_file_bytes
+        jobs = [(entry, language, old, max_bytes) for entry, language, old in work]
+        workers = min(len(jobs) // PARALLEL_MIN_FILES, os.cpu_count() or 1, MAX_WORKERS)
+        done = 0
+        if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
+            # Parsing is CPU-bound C code that holds the GIL: only processes use the second core.
+            context = multiprocessing.get_context("fork")
+            with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+                for result in pool.map(_read_and_parse_one, jobs, chunksize=max(8, len(jobs) // (workers * 8))):
+                    done += 1
+                    self._report(done, len(jobs))
+                    yield result
+            return
+        for job in jobs:
+            done += 1
+            self._report(done, len(jobs))
+            yield _read_and_parse_one(job)
+
+    def _report(self, done: int, total: int) -> None:
+        if self.progress is not None and (done % 50 == 0 or done == total):
+            self.progress(done, total)
 
     def _packages(
         self, root: Path, manifests: list[str], source_files: list[str], skipped: list[Skipped]
@@ -304,6 +356,7 @@ class DictionaryBuilder:
         shell = AliasDictionary(root=root, packages=package_entries)
         definitions: list[SymbolDef] = [s for path in sorted(files) for s in files[path].symbols]
         renamed = self._renames(definitions, previous)
+        nicknames = {k: list(v) for k, v in sorted(nicknames.items())}
         aliases_by_target: dict[str, list[str]] = {}
         for nickname, targets in nicknames.items():
             for target in targets:
@@ -311,34 +364,50 @@ class DictionaryBuilder:
         for old, new in renamed.items():
             aliases_by_target.setdefault(new, []).append(old)
         package_cache: dict[str, str | None] = {}
+        # Entries of a file whose parse, package and aliases are unchanged are reused as they are.
+        reusable: dict[str, list[SymbolEntry]] = {}
+        if (
+            previous is not None
+            and previous.packages == package_entries
+            and previous.nicknames == nicknames
+            and (previous.renamed == renamed)
+        ):
+            for entry in previous.symbols:
+                reusable.setdefault(entry.file_path, []).append(entry)
         symbols: list[SymbolEntry] = []
-        for definition in definitions:
-            folder = definition.file_path.rsplit("/", 1)[0] if "/" in definition.file_path else ""
+        for path in sorted(files):
+            record = files[path]
+            old_record = previous.files.get(path) if previous is not None else None
+            if path in reusable and old_record is not None and old_record.sha256 == record.sha256:
+                symbols.extend(reusable[path])
+                continue
+            folder = path.rsplit("/", 1)[0] if "/" in path else ""
             if folder not in package_cache:
-                package_cache[folder] = shell.package_for_file(definition.file_path)
-            symbols.append(
-                SymbolEntry(
-                    name=definition.name,
-                    kind=definition.kind,
-                    qualified_name=definition.qualified_name,
-                    file_path=definition.file_path,
-                    language=definition.language,
-                    start_line=definition.start_line,
-                    end_line=definition.end_line,
-                    exported=definition.exported,
-                    package=package_cache[folder],
-                    words=split_identifier(definition.name),
-                    doc_words=tuple(unique(text_words(definition.docstring))[:MAX_DOC_WORDS]),
-                    aliases=tuple(
-                        unique(
-                            [
-                                *aliases_by_target.get(definition.name, []),
-                                *aliases_by_target.get(definition.qualified_name, []),
-                            ]
-                        )
-                    ),
+                package_cache[folder] = shell.package_for_file(path)
+            for definition in record.symbols:
+                symbols.append(
+                    SymbolEntry.model_construct(
+                        name=definition.name,
+                        kind=definition.kind,
+                        qualified_name=definition.qualified_name,
+                        file_path=definition.file_path,
+                        language=definition.language,
+                        start_line=definition.start_line,
+                        end_line=definition.end_line,
+                        exported=definition.exported,
+                        package=package_cache[folder],
+                        words=split_identifier(definition.name),
+                        doc_words=_doc_words(definition.docstring),
+                        aliases=tuple(
+                            unique(
+                                [
+                                    *aliases_by_target.get(definition.name, []),
+                                    *aliases_by_target.get(definition.qualified_name, []),
+                                ]
+                            )
+                        ),
+                    )
                 )
-            )
         for package in list(package_entries):
             extra = [a for n in (package.name, *package.aliases) for a in aliases_by_target.get(n, [])]
             if extra:
@@ -349,7 +418,7 @@ class DictionaryBuilder:
             root=root,
             symbols=symbols,
             packages=package_entries,
-            nicknames={k: list(v) for k, v in sorted(nicknames.items())},
+            nicknames=nicknames,
             abbreviations=self.abbreviations,
             renamed=renamed,
             files=files,

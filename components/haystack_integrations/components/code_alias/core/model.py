@@ -17,6 +17,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 SCHEMA_VERSION = 1
+# Bump when extraction or alias derivation changes what a file yields, so cached versions differ.
+EXTRACTOR_VERSION = 1
 
 SymbolKind = Literal[
     "function", "method", "class", "interface", "struct", "enum", "trait", "type", "constant", "variable", "module"
@@ -132,15 +134,24 @@ class AliasDictionary(BaseModel):
     version: str = ""
 
     def compute_version(self) -> str:
-        """Content hash of everything a lookup can observe (not file stats, not the skip report)."""
+        """
+        Content hash of everything a lookup can observe (not file stats, not the skip report).
+
+        Symbols are a pure function of each file's content, the packages (which decide membership) and the
+        alias inputs, so hashing those is equivalent to hashing every symbol, and much cheaper.
+        """
         payload = {
             "schema": self.schema_version,
-            "symbols": [s.model_dump(mode="json") for s in self.symbols],
+            "extractor": EXTRACTOR_VERSION,
+            "files": sorted((path, record.sha256) for path, record in self.files.items()),
+            "symbols": len(self.symbols),
             "packages": [p.model_dump(mode="json") for p in self.packages],
             "nicknames": self.nicknames,
             "abbreviations": self.abbreviations,
             "renamed": self.renamed,
         }
+        if not self.files:  # built from symbols alone (tests, hand-made dictionaries)
+            payload["symbols"] = [s.model_dump(mode="json") for s in self.symbols]
         blob = json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()
         return hashlib.sha256(blob).hexdigest()[:16]
 
