@@ -143,7 +143,7 @@ def test_malformed_manifest_is_reported_not_fatal(acme_repo: Path) -> None:
     dictionary, _ = DictionaryBuilder().build(acme_repo)
     reasons = {s.path: s.reason for s in dictionary.skipped}
     assert "packages/web-ui/package.json" in reasons
-    assert "packages/web-ui/package.json" in reasons["packages/web-ui/package.json"]
+    assert reasons["packages/web-ui/package.json"].startswith("invalid JSON at line 1")
     assert "CheckoutButton" in {s.name for s in dictionary.symbols}
 
 

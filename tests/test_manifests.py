@@ -156,7 +156,8 @@ def test_pyproject_declared_packages_win_over_folders(tmp_path: Path) -> None:
     write(
         tmp_path,
         "pyproject.toml",
-        '[project]\nname = "multi"\n[tool.setuptools]\npackages = ["alpha", "alpha.sub", "beta"]\npy-modules = ["gamma"]\n',
+        '[project]\nname = "multi"\n'
+        '[tool.setuptools]\npackages = ["alpha", "alpha.sub", "beta"]\npy-modules = ["gamma"]\n',
     )
     write(tmp_path, "other/__init__.py")
     package = only(parse_manifest(tmp_path, "pyproject.toml", source_files=all_files(tmp_path)))

@@ -23,7 +23,7 @@ from typing import Any
 import yaml
 
 from .identifiers import split_identifier, text_words, unique
-from .manifests import MANIFEST_NAMES, ManifestError, parse_manifest
+from .manifests import MANIFEST_NAMES, discover_packages
 from .model import AliasDictionary, FileRecord, PackageEntry, PackageInfo, Skipped, SymbolDef, SymbolEntry
 from .symbols import LANGUAGE_BY_EXTENSION, extract_symbols, language_for_path
 from .walker import WalkConfig, WalkEntry, read_text_file, walk_repository
@@ -310,26 +310,9 @@ class DictionaryBuilder:
     ) -> list[PackageInfo]:
         # Manifests are few and small, and their import-name inference depends on the folders around them,
         # so they are re-read on every build rather than cached.
-        merged: dict[tuple[str, str], PackageInfo] = {}
-        for rel_path in sorted(manifests):
-            try:
-                found = parse_manifest(root, rel_path, source_files=source_files)
-            except ManifestError as error:
-                skipped.append(Skipped(path=rel_path, reason=str(error)))
-                continue
-            for package in found:
-                key = (package.ecosystem, package.name)
-                if key in merged:
-                    known = merged[key]
-                    package = known.model_copy(
-                        update={
-                            "aliases": tuple(unique([*known.aliases, *package.aliases])),
-                            "import_names": tuple(unique([*known.import_names, *package.import_names])),
-                            "version": known.version or package.version,
-                        }
-                    )
-                merged[key] = package
-        return list(merged.values())
+        packages, problems = discover_packages(root, [*manifests, *source_files])
+        skipped.extend(problems)
+        return packages
 
     def assemble(
         self,

@@ -29,7 +29,8 @@ import posixpath
 import re
 import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
@@ -86,15 +87,24 @@ class ManifestError(ValueError):
 
 
 # ---- source-file index, for import-name inference ----------------------------------------------------------
-@dataclass
 class _SourceIndex:
-    """The repository's file paths, sorted, so a folder's files are one contiguous, bisectable run."""
+    """
+    The repository's file paths, sorted, so a folder's files are one contiguous, bisectable run.
 
-    files: list[str] = field(default_factory=list)
+    Sorted on first use only: most manifests (npm, Cargo, Go, Python ones that declare their packages) never
+    need it, and a caller may pass the full file list to every :func:`parse_manifest` call.
+    """
+
+    def __init__(self, paths: Iterable[str]) -> None:
+        self._paths = paths
 
     @classmethod
     def of(cls, paths: Iterable[str]) -> _SourceIndex:
-        return cls(sorted(set(paths)))
+        return cls(paths)
+
+    @cached_property
+    def files(self) -> list[str]:
+        return sorted(set(self._paths))
 
     def under(self, prefix: str) -> Iterable[str]:
         """Paths starting with `prefix` ('' = all), with the prefix removed."""

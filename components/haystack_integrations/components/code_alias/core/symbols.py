@@ -7,6 +7,23 @@ small fraction of the nodes a query would match against, and parsing dominates t
 Supported: Python, JavaScript, TypeScript, TSX, Go, Rust, Java. Syntax errors never raise: tree-sitter
 recovers, and whatever definitions it still recognises are returned.
 
+What is extracted (locals inside function bodies never are):
+
+- Python: functions, classes and methods (nested classes too, and definitions under module- or class-level
+  `if` / `try` / `with`), UPPER_CASE constants at module and class level, `type X = ...` / `X: TypeAlias`,
+  and other module-level assignments only when `__all__` lists them (kind "variable").
+- JavaScript / TypeScript / TSX: function declarations (an overload signature only when no implementation
+  follows), classes and their methods (arrow-function fields count as methods), functions and classes
+  assigned to `const` / `let` / `var`, exported values, UPPER_CASE consts, `exports.f = function ...`;
+  TypeScript interfaces (with their method signatures), type aliases, enums, and namespaces (kind "module").
+- Go: functions, methods (qualified `Receiver.Method`), type declarations (struct, interface with its
+  methods, other), exported consts and vars.
+- Rust: functions, impl and trait methods (qualified `Type.method`), structs and unions (kind "struct"),
+  enums, traits, type aliases, consts and statics (`static mut` is a "variable"), inline `mod {}` (kind
+  "module"), and `macro_rules!` (kind "function": the model has no macro kind).
+- Java: classes, records (kind "class"), interfaces and annotation types (kind "interface"), enums, methods,
+  constructors (a "method" named after the class), and static final / interface constants.
+
 What "exported" means, per language (a member is exported only when its enclosing container is too):
 
 - Python: listed in the module's `__all__` when it has a literal one (top-level names); otherwise the name
@@ -17,8 +34,8 @@ What "exported" means, per language (a member is exported only when its enclosin
   `protected`.
 - Go: the name starts with an upper-case letter (a method also needs an exported receiver type).
 - Rust: plain `pub` visibility (`pub(crate)` and friends are not exported); methods of a trait impl and
-  items of a trait follow the trait, since Rust forbids `pub` on them; `macro_rules!` needs
-  `#[macro_export]`.
+  items of a trait follow the trait, since Rust forbids `pub` on them; inherent-impl methods follow only their
+  own `pub`, since the type may be defined in another file; `macro_rules!` needs `#[macro_export]`.
 - Java: a `public` modifier, or a member of an interface / annotation type that is not `private`.
 """
 

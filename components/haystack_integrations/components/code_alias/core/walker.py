@@ -46,6 +46,7 @@ DEFAULT_EXCLUDED_DIRS: frozenset[str] = frozenset(
         "CVS",
         # dependencies and vendored code
         "node_modules",
+        ".bench-cache",
         "bower_components",
         "jspm_packages",
         ".yarn",
