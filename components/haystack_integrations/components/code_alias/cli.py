@@ -41,6 +41,15 @@ def _parser() -> argparse.ArgumentParser:
     ask.add_argument("--top-k", type=int, default=10)
     ask.add_argument("--no-rewrite", action="store_true", help="retrieve with the raw question (baseline)")
     ask.add_argument("--llm", action="store_true", help="use the LLM rewrite pipeline")
+    ask.add_argument("--gguf", metavar="PATH", help="LLM rewrite with a local GGUF model (llama.cpp; implies --llm)")
+    ask.add_argument(
+        "--openai-base-url",
+        metavar="URL",
+        help="LLM rewrite with an OpenAI-compatible server, e.g. http://localhost:11434/v1 (implies --llm; key from "
+        "$CODE_ALIAS_OPENAI_API_KEY or $OPENAI_API_KEY)",
+    )
+    ask.add_argument("--llm-model", metavar="NAME", help="model name on the OpenAI-compatible server")
+    ask.add_argument("--llm-timeout", metavar="S", type=float, help="seconds before the dictionary-only fallback")
 
     dictionary = commands.add_parser("dict", help="inspect the alias dictionary")
     dict_commands = dictionary.add_subparsers(dest="dict_command", required=True)
@@ -89,7 +98,28 @@ def _cmd_ask(args: argparse.Namespace) -> int:
 
     if args.top_k <= 0:
         raise ValueError("--top-k must be > 0")
-    search = CodeSearch(args.index_dir, backend=args.backend, llm=args.llm)
+    llm = bool(args.llm or args.gguf or args.openai_base_url)
+    chat_generator: dict[str, Any] | None = None
+    if args.gguf and args.openai_base_url:
+        raise ValueError("give --gguf or --openai-base-url, not both")
+    if args.gguf or args.openai_base_url:
+        from .rewriter import OPENAI_KEY_ENV_VARS, chat_generator_spec
+
+        if args.gguf and not Path(args.gguf).is_file():
+            raise FileNotFoundError(f"{args.gguf}: no such GGUF file")
+        if args.openai_base_url and not any(os.environ.get(name) for name in OPENAI_KEY_ENV_VARS):
+            os.environ[OPENAI_KEY_ENV_VARS[0]] = "no-key"  # local servers ignore the key; the client needs one
+        chat_generator = chat_generator_spec(
+            gguf=args.gguf, openai_base_url=args.openai_base_url, model=args.llm_model, timeout=args.llm_timeout
+        )
+    rewriter_params = {"timeout": args.llm_timeout} if args.llm_timeout else None
+    search = CodeSearch(
+        args.index_dir,
+        backend=args.backend,
+        llm=llm,
+        chat_generator=chat_generator,
+        rewriter_params=rewriter_params,
+    )
     answer = search.ask(args.question, top_k=args.top_k, use_rewrite=not args.no_rewrite)
     rewrite = answer.rewrite
     lines = [
@@ -99,6 +129,8 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     ]
     if rewrite.get("dropped"):
         lines.append(f"  dropped (not in the dictionary): {rewrite['dropped']}")
+    if rewrite["meta"].get("fallback"):
+        lines.append(f"  LLM fallback to the dictionary rewrite: {rewrite['meta']['fallback']}")
     for rank, item in enumerate(answer.files, 1):
         hits = ", ".join(
             f"{h['qualified_name'] or '(module)'} L{h['start_line']}-{h['end_line']}" for h in item["hits"][:3]

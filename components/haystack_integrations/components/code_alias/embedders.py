@@ -22,7 +22,7 @@ from haystack_integrations.components.embedders.sentence_transformers import (
     SentenceTransformersTextEmbedder,
 )
 
-from .paths import EMBEDDING_CACHE_DIR, resolve_index_dir
+from .paths import EMBEDDING_CACHE_DIR, EMBEDDING_CACHE_ENV, resolve_index_dir
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 _PACKAGED_MODELS = {"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"}
@@ -94,7 +94,8 @@ class CodeDocumentEmbedder:
     :param batch_size: Chunks per forward pass.
     :param meta_fields_to_embed: Meta fields written before the code (path and qualified name help).
     :param max_seq_length: Tokens read per chunk.
-    :param cache_dir: Folder of the vector cache; None = `<index dir>/embedding-cache`; "" disables it.
+    :param cache_dir: Folder of the vector cache; None = `$CODE_ALIAS_EMBEDDING_CACHE` or
+        `<index dir>/embedding-cache`; "" disables it.
     :param progress_bar: Show a progress bar.
     """
 
@@ -137,7 +138,8 @@ class CodeDocumentEmbedder:
         embedder.warm_up()
         self._embedder = embedder
         if self.cache_dir != "":
-            folder = Path(self.cache_dir) if self.cache_dir else resolve_index_dir() / EMBEDDING_CACHE_DIR
+            shared = os.environ.get(EMBEDDING_CACHE_ENV)
+            folder = Path(self.cache_dir or shared or resolve_index_dir() / EMBEDDING_CACHE_DIR)
             self._cache = EmbeddingCache(folder / "vectors.sqlite")
 
     def _key(self, document: Document) -> str:

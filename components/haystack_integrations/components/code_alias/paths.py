@@ -10,6 +10,8 @@ DEFAULT_INDEX_DIR = ".code-alias"
 DICTIONARY_FILE = "dictionary.json"
 DOCUMENTS_FILE = "documents.npz"
 EMBEDDING_CACHE_DIR = "embedding-cache"
+# One vector cache for many indexes (e.g. every version of a project in a benchmark).
+EMBEDDING_CACHE_ENV = "CODE_ALIAS_EMBEDDING_CACHE"
 
 
 def resolve_index_dir(index_dir: str | os.PathLike[str] | None = None) -> Path:

@@ -25,6 +25,8 @@ PIPELINE_FILES: dict[tuple[Backend, str], str] = {
     ("embedded", "indexing"): "indexing.yml",
     ("embedded", "query"): "query.yml",
     ("embedded", "query_llm"): "query_llm.yml",
+    ("embedded", "indexing_lexical"): "indexing_lexical.yml",
+    ("embedded", "query_lexical"): "query_lexical.yml",
     ("elasticsearch", "indexing"): "elasticsearch_indexing.yml",
     ("elasticsearch", "query"): "elasticsearch_query.yml",
     ("elasticsearch", "query_llm"): "elasticsearch_query_llm.yml",
@@ -116,7 +118,12 @@ class CodeSearch:
     :param index_dir: The index folder (dictionary, documents, caches).
     :param backend: "embedded" (default, no server) or "elasticsearch".
     :param llm: Use the LLM query pipeline (`query_llm.yml`) instead of the dictionary-only one.
+    :param lexical: BM25 only, no embedding model (`indexing_lexical.yml` / `query_lexical.yml`): much faster
+        to index, for machines without the model budget and for lexical baselines.
     :param pipelines: Folder of YAML pipelines; None = the packaged ones.
+    :param chat_generator: A serialised ChatGenerator (`{"type": ..., "init_parameters": ...}`, e.g. from
+        `rewriter.chat_generator_spec`) that replaces the rewriter's generator in the LLM pipeline.
+    :param rewriter_params: Init parameters of the LLM pipeline's rewriter to override (e.g. `timeout`).
     """
 
     def __init__(
@@ -125,18 +132,36 @@ class CodeSearch:
         *,
         backend: Backend = "embedded",
         llm: bool = False,
+        lexical: bool = False,
         pipelines: str | os.PathLike[str] | None = None,
+        chat_generator: dict[str, Any] | None = None,
+        rewriter_params: dict[str, Any] | None = None,
     ) -> None:
+        if llm and lexical:
+            raise ValueError("choose either llm or lexical")
         self.index_dir = resolve_index_dir(index_dir).resolve()
         self.backend = backend
         self.llm = llm
+        self.lexical = lexical
         self.pipelines = Path(pipelines) if pipelines else None
+        self.chat_generator = chat_generator
+        self.rewriter_params = rewriter_params
         self._query: Pipeline | None = None
         self._lock = threading.Lock()
 
     def load_pipeline(self, kind: str) -> Pipeline:
         """Load one of the YAML pipelines with this index folder."""
         path = pipeline_file(self.backend, kind, self.pipelines)
+        if kind == "query_llm" and (self.chat_generator or self.rewriter_params):
+            import yaml
+
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+            params = data["components"]["rewriter"].setdefault("init_parameters", {})
+            params.update(self.rewriter_params or {})
+            if self.chat_generator:
+                params["chat_generator"] = self.chat_generator
+            with index_dir_environment(self.index_dir):
+                return Pipeline.from_dict(data)
         with index_dir_environment(self.index_dir), path.open(encoding="utf-8") as handle:
             return Pipeline.load(handle)
 
@@ -151,7 +176,7 @@ class CodeSearch:
         if not folder.is_dir():
             raise FileNotFoundError(f"{root}: not a folder")
         started = time.perf_counter()
-        pipeline = self.load_pipeline("indexing")
+        pipeline = self.load_pipeline("indexing_lexical" if self.lexical else "indexing")
         with index_dir_environment(self.index_dir):
             output = pipeline.run(
                 {"root": str(folder)}, include_outputs_from={"dictionary_builder", "reader", "planner"}
@@ -183,7 +208,8 @@ class CodeSearch:
                     raise IndexMissingError(
                         f"no index at {self.index_dir}; build it with `code-alias index PATH --index-dir {self.index_dir}`"
                     )
-                pipeline = self.load_pipeline("query_llm" if self.llm else "query")
+                kind = "query_llm" if self.llm else "query_lexical" if self.lexical else "query"
+                pipeline = self.load_pipeline(kind)
                 with index_dir_environment(self.index_dir):
                     pipeline.warm_up()
                 self._query = pipeline
@@ -212,8 +238,9 @@ class CodeSearch:
         }
         data.setdefault("composer", {})["use_rewrite"] = use_rewrite
         if candidates:
-            data["bm25_retriever"] = {"top_k": candidates}
-            data["embedding_retriever"] = {"top_k": candidates}
+            for name in ("bm25_retriever", "embedding_retriever", "joiner"):
+                if name in pipeline.graph.nodes:
+                    data.setdefault(name, {})["top_k"] = candidates
         started = time.perf_counter()
         output = pipeline.run(
             data, include_outputs_from={"rewriter", "bm25_retriever", "embedding_retriever", "joiner", "faithfulness"}
@@ -230,7 +257,8 @@ class CodeSearch:
             "meta": rewriter.get("meta", {}),
             "used": use_rewrite,
         }
-        documents = output.get("joiner", {}).get("documents", [])
+        # The lexical pipeline has no joiner: its ranking is BM25's.
+        documents = output.get("joiner", output.get("bm25_retriever", {})).get("documents", [])
         return AskResult(
             question=question,
             files=rank_files(documents, top_k),

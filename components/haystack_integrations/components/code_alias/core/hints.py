@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
+import numpy as np
 from rapidfuzz import fuzz, process
 
 from .identifiers import STOP_WORDS, find_identifiers, normalise, split_identifier, text_words, unique
@@ -161,6 +162,12 @@ class HintIndex:
         self._symbol_count = max(1, len(self.targets))
         self._idf_name = {w: self._idf(len(p)) for w, p in self._by_name_word.items()}
         self._idf_doc = {w: self._idf(len(p)) for w, p in self._by_doc_word.items()}
+        self._name_postings = {w: np.asarray(p, dtype=np.int32) for w, p in self._by_name_word.items()}
+        self._doc_postings = {w: np.asarray(p, dtype=np.int32) for w, p in self._by_doc_word.items()}
+        self._content_counts = np.asarray([len(t.content_words) for t in self.targets], dtype=np.int32)
+        self._kind_weight = np.asarray(
+            [PACKAGE_WORD_WEIGHT if t.kind == "package" else NAME_WORD_WEIGHT for t in self.targets]
+        )
         self._name_vocabulary = sorted(self._by_exact)
         self._word_vocabulary = sorted(set(self._by_name_word) | set(self._by_doc_word))
 
@@ -179,11 +186,16 @@ class HintIndex:
         :param limit: Most hints to return.
         :returns: Hints, best first; ties broken by name so the order is deterministic.
         """
-        scores: dict[int, float] = defaultdict(float)
+        count = len(self.targets)
+        if count == 0:
+            return []
+        # Sparse evidence (exact, fuzzy, nickname) is rare and kept in dicts; word evidence touches many
+        # targets and is summed in arrays.
+        sparse: dict[int, float] = defaultdict(float)
         reasons: dict[int, list[str]] = defaultdict(list)
 
         def credit(index: int, amount: float, reason: str) -> None:
-            scores[index] += amount
+            sparse[index] += amount
             if reason not in reasons[index]:
                 reasons[index].append(reason)
 
@@ -205,28 +217,45 @@ class HintIndex:
             for index in indexes:
                 credit(index, NICKNAME_WEIGHT, f"{label}:{nickname}")
 
-        words = self._question_words(question)
-        matched_name_words: dict[int, set[str]] = defaultdict(set)
-        for word, weight in words.items():
-            for index in self._by_name_word.get(word, ()):
-                matched_name_words[index].add(word)
-                kind_weight = PACKAGE_WORD_WEIGHT if self.targets[index].kind == "package" else NAME_WORD_WEIGHT
-                credit(index, kind_weight * weight * self._idf_name[word], "words")
-            for index in self._by_doc_word.get(word, ()):
-                credit(index, DOC_WORD_WEIGHT * weight * self._idf_doc[word], "doc")
-        for index, matched in matched_name_words.items():
-            target = self.targets[index]
-            if len(target.content_words) > 1 and target.content_words <= matched:
-                credit(index, ALL_WORDS_BONUS * len(target.content_words), "all-words")
-            elif target.content_words:
-                # A symbol whose name is mostly words the question did not use is a weaker match.
-                scores[index] *= 0.5 + 0.5 * len(matched) / len(target.content_words)
+        name_score = np.zeros(count)
+        doc_score = np.zeros(count)
+        matched = np.zeros(count, dtype=np.int32)
+        for word, weight in self._question_words(question).items():
+            postings = self._name_postings.get(word)
+            if postings is not None:
+                name_score[postings] += self._kind_weight[postings] * (weight * self._idf_name[word])
+                matched[postings] += 1
+            postings = self._doc_postings.get(word)
+            if postings is not None:
+                doc_score[postings] += DOC_WORD_WEIGHT * weight * self._idf_doc[word]
+        content = self._content_counts
+        all_words = (matched >= content) & (content > 1)
+        # A symbol whose name is mostly words the question did not use is a weaker match.
+        partial = np.where(matched > 0, 0.5 + 0.5 * matched / np.maximum(content, 1), 1.0)
+        total = name_score * np.where(all_words, 1.0, partial) + all_words * (ALL_WORDS_BONUS * content) + doc_score
+        for index, amount in sparse.items():
+            total[index] += amount
 
+        candidates = np.flatnonzero(total > 0)
+        if len(candidates) > limit:
+            # Everything tied with the limit-th score stays in, so the final order is deterministic.
+            kth = np.partition(total[candidates], len(candidates) - limit)[len(candidates) - limit]
+            candidates = candidates[total[candidates] >= kth]
         ranked = sorted(
-            scores.items(),
-            key=lambda item: (-item[1], not self.targets[item[0]].exported, self.targets[item[0]].name),
-        )
-        return [self._hint(index, score, reasons[index]) for index, score in ranked[:limit]]
+            candidates.tolist(),
+            key=lambda i: (-total[i], not self.targets[i].exported, self.targets[i].name),
+        )[:limit]
+        hints = []
+        for index in ranked:
+            why = reasons.get(index, [])
+            if name_score[index] > 0:
+                why = [*why, "words"]
+            if doc_score[index] > 0:
+                why = [*why, "doc"]
+            if all_words[index]:
+                why = [*why, "all-words"]
+            hints.append(self._hint(index, float(total[index]), why))
+        return hints
 
     def _hint(self, index: int, score: float, why: list[str]) -> Hint:
         target = self.targets[index]

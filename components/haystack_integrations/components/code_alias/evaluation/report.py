@@ -1,0 +1,332 @@
+"""Benchmark reports: aggregate per-instance records into JSON, a Markdown table and a PNG plot.
+
+Framework-free (matplotlib with the Agg backend for the plot). Input: the per-instance records the runner
+appends to ``results.jsonl`` (see :mod:`.runner`), so a report can be rebuilt from a finished or partial run.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from haystack_integrations.components.code_alias.evaluation.metrics import (
+    mean,
+    paired_comparison,
+    percentile,
+)
+
+__all__ = [
+    "MARKDOWN_COLUMNS",
+    "aggregate",
+    "build_report",
+    "render_markdown",
+    "write_plot",
+    "write_report",
+]
+
+#: (metric key, column title) of the Markdown tables, in order.
+MARKDOWN_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("acc@1", "Acc@1"),
+    ("acc@5", "Acc@5"),
+    ("acc@10", "Acc@10"),
+    ("recall@5", "R@5"),
+    ("mrr", "MRR"),
+    ("ndcg@10", "nDCG@10"),
+    ("fn_acc@5", "fn Acc@5"),
+    ("fn_acc@10", "fn Acc@10"),
+)
+PAIRED_METRICS: tuple[str, ...] = ("acc@1", "acc@5", "acc@10")
+CURVE_KS: tuple[int, ...] = tuple(range(1, 11))
+
+
+def aggregate(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """
+    Means of every metric over records of one config, plus latency, faithfulness and cache figures.
+
+    File metrics average over all records; function metrics over those whose gold functions are complete
+    (``functions_complete``), counted in ``n_functions``; they are NaN when the records hold ranked
+    ``functions`` lists that are all empty (a searcher that ranks files only).
+    """
+    summary: dict[str, Any] = {"n": len(records)}
+    if not records:
+        return summary
+    keys = sorted({key for record in records for key in record["metrics"] if not key.startswith("fn_")})
+    for key in keys:
+        summary[key] = mean(float(record["metrics"][key]) for record in records if key in record["metrics"])
+    with_functions = [record for record in records if record.get("functions_complete")]
+    summary["n_functions"] = len(with_functions)
+    # A config whose searcher returns no functions at all has no function-level score (not a score of 0).
+    returns_functions = any(record.get("functions") for record in records) or not any(
+        "functions" in record for record in records
+    )
+    for key in sorted({key for record in with_functions for key in record["metrics"] if key.startswith("fn_")}):
+        summary[key] = (
+            mean(float(record["metrics"][key]) for record in with_functions) if returns_functions else math.nan
+        )
+    rewrite_ms = [float(record.get("rewrite_ms") or 0.0) for record in records]
+    search_ms = [float(record.get("search_ms") or 0.0) for record in records]
+    summary["rewrite_ms_p50"] = percentile(rewrite_ms, 50)
+    summary["rewrite_ms_p95"] = percentile(rewrite_ms, 95)
+    summary["search_ms_p50"] = percentile(search_ms, 50)
+    summary["search_ms_p95"] = percentile(search_ms, 95)
+    dropped = [int(record.get("dropped_symbols") or 0) for record in records]
+    summary["dropped_symbols_total"] = sum(dropped)
+    summary["dropped_symbols_per_query"] = mean(dropped)
+    summary["cache_hit_rate"] = mean(1.0 if record.get("cache_hit") else 0.0 for record in records)
+    return summary
+
+
+def _by_config(records: Iterable[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
+    grouped: dict[str, list[Mapping[str, Any]]] = {}
+    for record in records:
+        grouped.setdefault(str(record["config"]), []).append(record)
+    return grouped
+
+
+_GRID_ORDER = (("title", "full"), ("none", "dictionary", "llm"), ("bm25", "embedding", "hybrid"))
+
+
+def _grid_key(config: str) -> tuple[Any, ...]:
+    """Grid order: query, then rewrite (none first), then retrieval (bm25 first); unknown names last."""
+    parts = config.split("/")
+    if len(parts) != 3:
+        return (1, config)
+    ranks = [
+        values.index(part) if part in values else len(values) for part, values in zip(parts, _GRID_ORDER, strict=True)
+    ]
+    return (0, *ranks, config)
+
+
+def baseline_of(config: str) -> str:
+    """The baseline of a config name ``query/rewrite/retrieval``: the same query, no rewrite, BM25."""
+    query = config.split("/", 1)[0]
+    return f"{query}/none/bm25"
+
+
+def build_report(
+    records: Sequence[Mapping[str, Any]],
+    *,
+    coverage: Sequence[Mapping[str, Any]] = (),
+    config_order: Sequence[str] = (),
+    run_info: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """
+    The whole report as a JSON-ready dict.
+
+    :param records: Per-instance results (runner's ``results.jsonl``).
+    :param coverage: Per-instance coverage (runner's ``coverage.jsonl``): ``{id, repo, covered, error, ...}``.
+    :param config_order: Config names in the order rows should appear (others follow, sorted).
+    :param run_info: Free-form facts about the run (command, timings) copied into the report.
+    :returns: ``{"run", "coverage", "configs": [...], "overall", "no_file_hint", "per_repo", "paired"}``.
+    """
+    grouped = _by_config(records)
+    order = [name for name in config_order if name in grouped]
+    order += sorted((name for name in grouped if name not in order), key=_grid_key)
+    overall = {name: aggregate(grouped[name]) for name in order}
+    no_hint = {
+        name: aggregate([record for record in grouped[name] if record.get("names_file") is False]) for name in order
+    }
+    repos = sorted({str(record.get("repo") or "") for record in records})
+    per_repo = {
+        repo: {name: aggregate([r for r in grouped[name] if str(r.get("repo") or "") == repo]) for name in order}
+        for repo in repos
+    }
+    paired: dict[str, dict[str, Any]] = {}
+    for name in order:
+        base = baseline_of(name)
+        if base == name or base not in grouped:
+            continue
+        paired[name] = {"baseline": base}
+        for metric in PAIRED_METRICS:
+            baseline_values = {str(r["id"]): float(r["metrics"][metric]) for r in grouped[base]}
+            values = {str(r["id"]): float(r["metrics"][metric]) for r in grouped[name]}
+            paired[name][metric] = paired_comparison(baseline_values, values, metric=metric).to_dict()
+    covered = [entry for entry in coverage if entry.get("covered")]
+    failures = [
+        {"id": entry.get("id"), "repo": entry.get("repo"), "error": entry.get("error")}
+        for entry in coverage
+        if not entry.get("covered")
+    ]
+    return {
+        "run": dict(run_info or {}),
+        "coverage": {"instances": len(coverage), "covered": len(covered), "not_covered": failures},
+        "configs": order,
+        "overall": overall,
+        "no_file_hint": no_hint,
+        "per_repo": per_repo,
+        "paired": paired,
+        "curves": {
+            name: {
+                "all": [overall[name].get(f"acc@{k}", math.nan) for k in CURVE_KS],
+                "no_file_hint": [no_hint[name].get(f"acc@{k}", math.nan) for k in CURVE_KS],
+            }
+            for name in order
+        },
+    }
+
+
+def _pct(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    return f"{100.0 * float(value):.1f}"
+
+
+def _ms(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    return f"{float(value):.0f}"
+
+
+def _table(rows: Mapping[str, Mapping[str, Any]], paired: Mapping[str, Any] | None, *, extras: bool) -> list[str]:
+    head = ["config", "n", *[title for _, title in MARKDOWN_COLUMNS]]
+    if extras:
+        head += ["rewrite ms p50/p95", "dropped/q", "cache hits", "Acc@5 W/L vs raw BM25"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|"]
+    for name, summary in rows.items():
+        if not summary.get("n"):
+            continue
+        cells = [f"`{name}`", str(summary["n"])]
+        for key, _ in MARKDOWN_COLUMNS:
+            cells.append(_pct(summary.get(key)))
+        if extras:
+            cells.append(f"{_ms(summary.get('rewrite_ms_p50'))} / {_ms(summary.get('rewrite_ms_p95'))}")
+            dropped = summary.get("dropped_symbols_per_query")
+            cells.append("–" if dropped is None or math.isnan(dropped) else f"{dropped:.2f}")
+            cells.append(_pct(summary.get("cache_hit_rate")))
+            comparison = (paired or {}).get(name, {}).get("acc@5")
+            cells.append(f"+{comparison['wins']} / −{comparison['losses']}" if comparison else "(baseline)")
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def render_markdown(report: Mapping[str, Any], *, title: str = "Benchmark") -> str:
+    """
+    The report as Markdown: coverage, the main table (rows = configs, columns = metrics in percent), the
+    subset whose issue does not name the file, the paired comparison, and file Acc@5 per repository.
+    """
+    coverage = report.get("coverage", {})
+    lines = [f"# {title}", ""]
+    run = report.get("run") or {}
+    if run.get("command"):
+        lines += ["Command:", "", "```", str(run["command"]), "```", ""]
+    lines.append(
+        f"Coverage: {coverage.get('covered', 0)} of {coverage.get('instances', 0)} instances have all their gold "
+        "files in the corpus; metrics are over those."
+    )
+    function_counts = {summary.get("n_functions") for summary in report.get("overall", {}).values()}
+    function_counts.discard(None)
+    if function_counts:
+        lines.append(
+            "Function-level Acc@k is over instances whose changed functions were all found in the corpus file "
+            f"(n = {', '.join(str(count) for count in sorted(function_counts))})."
+        )
+    lines += ["", "## All covered instances", ""]
+    lines += _table(report.get("overall", {}), report.get("paired"), extras=True)
+    no_hint = report.get("no_file_hint", {})
+    if any(summary.get("n") for summary in no_hint.values()):
+        lines += ["", '## Issues that do not name the file (`file_location_hint == "None"`)', ""]
+        lines += _table(no_hint, None, extras=False)
+    paired = report.get("paired", {})
+    if paired:
+        lines += ["", "## Paired comparison against raw BM25 (same query, same instances)", ""]
+        lines += ["| config | baseline | metric | n | wins | losses | ties | Δ (points) | sign-test p |"]
+        lines += ["|---|---|---|---:|---:|---:|---:|---:|---:|"]
+        for name, entry in paired.items():
+            for metric in PAIRED_METRICS:
+                value = entry.get(metric)
+                if not value:
+                    continue
+                lines.append(
+                    f"| `{name}` | `{entry['baseline']}` | {metric} | {value['n']} | {value['wins']} | "
+                    f"{value['losses']} | {value['ties']} | {100 * value['delta']:+.1f} | {value['p_value']:.3g} |"
+                )
+    per_repo = report.get("per_repo", {})
+    configs = list(report.get("configs", []))
+    if per_repo and configs:
+        lines += ["", "## File Acc@5 per repository", ""]
+        lines += ["| repo | n | " + " | ".join(f"`{name}`" for name in configs) + " |"]
+        lines += ["|---|---:|" + "|".join(["---:"] * len(configs)) + "|"]
+        for repo, rows in per_repo.items():
+            counts = [rows[name].get("n", 0) for name in configs if name in rows]
+            cells = [_pct(rows.get(name, {}).get("acc@5")) for name in configs]
+            lines.append(f"| {repo or '(none)'} | {max(counts) if counts else 0} | " + " | ".join(cells) + " |")
+    failures = coverage.get("not_covered") or []
+    if failures:
+        lines += ["", "## Not covered", ""]
+        for failure in failures:
+            lines.append(f"- `{failure.get('id')}`: {failure.get('error')}")
+    return "\n".join(lines) + "\n"
+
+
+def write_plot(report: Mapping[str, Any], path: str | Path) -> Path:
+    """A PNG of file Acc@k (k = 1..10) per config: all covered instances, and the no-file-hint subset."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    curves = report.get("curves", {})
+    figure, axes = plt.subplots(1, 2, figsize=(13, 5), sharey=True)
+    panels = (("all", "all covered instances"), ("no_file_hint", "issue does not name the file"))
+    styles = {"none": "-", "dictionary": "--", "llm": ":"}
+    for axis, (key, label) in zip(axes, panels, strict=True):
+        for name, curve in curves.items():
+            values = [
+                100.0 * value if value is not None and not math.isnan(value) else math.nan for value in curve[key]
+            ]
+            if all(math.isnan(value) for value in values):
+                continue
+            parts = name.split("/")
+            style = styles.get(parts[1], "-") if len(parts) == 3 else "-"
+            axis.plot(CURVE_KS, values, style, marker="o", markersize=3, label=name)
+        axis.set_title(label)
+        axis.set_xlabel("k (files)")
+        axis.set_xticks(list(CURVE_KS))
+        axis.grid(True, alpha=0.3)
+    axes[0].set_ylabel("file Acc@k (%)")
+    handles, labels = axes[0].get_legend_handles_labels()
+    if handles:
+        figure.legend(handles, labels, loc="lower center", ncol=min(6, len(labels)), fontsize=8, frameon=False)
+    figure.tight_layout(rect=(0, 0.12 if handles else 0, 1, 1))
+    figure.savefig(target, dpi=120)
+    plt.close(figure)
+    return target
+
+
+def write_report(
+    report: Mapping[str, Any], output_dir: str | Path, *, title: str = "Benchmark", stem: str = "report"
+) -> dict[str, Path]:
+    """Write ``<stem>.json``, ``<stem>.md`` and ``<stem>.png`` into ``output_dir``; returns their paths."""
+    folder = Path(output_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    json_path = folder / f"{stem}.json"
+    json_path.write_text(
+        json.dumps(_finite(report), indent=2, sort_keys=False, default=_json_default, allow_nan=False),
+        encoding="utf-8",
+    )
+    markdown_path = folder / f"{stem}.md"
+    markdown_path.write_text(render_markdown(report, title=title), encoding="utf-8")
+    plot_path = write_plot(report, folder / f"{stem}.png")
+    return {"json": json_path, "markdown": markdown_path, "plot": plot_path}
+
+
+def _finite(value: Any) -> Any:
+    """NaN and infinities (a metric over no instances) become null, so the JSON stays standard."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, Mapping):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(item) for item in value]
+    return value
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, Path):
+        return str(value)
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
