@@ -27,7 +27,24 @@ _EXPORTS = {
     "HintIndex": "core.hints",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "AliasDictionary",
+    "AliasDictionaryBuilder",
+    "CodeBM25Retriever",
+    "CodeDocumentEmbedder",
+    "CodeFileReader",
+    "CodeIndexDocumentStore",
+    "CodeSplitter",
+    "CodeTextEmbedder",
+    "ConstrainedQueryRewriter",
+    "DocumentStorePersister",
+    "FileRanker",
+    "HintIndex",
+    "IndexSyncPlanner",
+    "IndexSyncWriter",
+    "QueryComposer",
+    "SymbolFaithfulnessFilter",
+]
 
 if TYPE_CHECKING:
     from .bm25 import CodeBM25Retriever
@@ -36,11 +53,13 @@ if TYPE_CHECKING:
     from .core.model import AliasDictionary
     from .dictionary_builder import AliasDictionaryBuilder
     from .embedders import CodeDocumentEmbedder, CodeTextEmbedder
+    from .faithfulness import SymbolFaithfulnessFilter
     from .reader import CodeFileReader
     from .results import FileRanker
     from .rewriter import ConstrainedQueryRewriter
     from .splitter import CodeSplitter
     from .store import CodeIndexDocumentStore, DocumentStorePersister
+    from .sync import IndexSyncPlanner, IndexSyncWriter
 
 
 def __getattr__(name: str) -> Any:

@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
+import shutil
+import tempfile
 import threading
+from pathlib import Path
 from typing import Any
 
 import bm25s
@@ -34,13 +38,47 @@ def document_search_text(document: Document) -> str:
 
 
 class _Bm25Index:
-    def __init__(self, documents: list[Document], k1: float, b: float) -> None:
+    def __init__(self, documents: list[Document], model: bm25s.BM25, vocabulary: dict[str, int]) -> None:
         self.documents = documents
-        self.model = bm25s.BM25(k1=k1, b=b)
-        corpus = [code_tokenize(document_search_text(d)) or ["\x00empty"] for d in documents]
-        self.vocabulary: dict[str, int] = {}
-        ids = [[self.vocabulary.setdefault(token, len(self.vocabulary)) for token in tokens] for tokens in corpus]
-        self.model.index(bm25s.tokenization.Tokenized(ids=ids, vocab=self.vocabulary), show_progress=False)
+        self.model = model
+        self.vocabulary = vocabulary
+
+    @classmethod
+    def build(cls, documents: list[Document], k1: float, b: float) -> _Bm25Index:
+        model = bm25s.BM25(k1=k1, b=b)
+        vocabulary: dict[str, int] = {}
+        ids = [
+            [
+                vocabulary.setdefault(token, len(vocabulary))
+                for token in code_tokenize(document_search_text(d)) or ["\x00"]
+            ]
+            for d in documents
+        ]
+        model.index(bm25s.tokenization.Tokenized(ids=ids, vocab=vocabulary), show_progress=False)
+        return cls(documents, model, vocabulary)
+
+    def save(self, folder: Path) -> None:
+        """Save atomically: into a temporary sibling folder, then one rename."""
+        partial = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+        try:
+            self.model.save(str(partial), show_progress=False)
+            (partial / "vocabulary.json").write_text(json.dumps(self.vocabulary), encoding="utf-8")
+            (partial / "document_ids.json").write_text(json.dumps([d.id for d in self.documents]), encoding="utf-8")
+            partial.rename(folder)
+        except OSError:
+            shutil.rmtree(partial, ignore_errors=True)  # another process won the race, or the disk is full
+
+    @classmethod
+    def load(cls, folder: Path, documents: list[Document]) -> _Bm25Index | None:
+        try:
+            ids = json.loads((folder / "document_ids.json").read_text(encoding="utf-8"))
+            if ids != [d.id for d in documents]:
+                return None
+            vocabulary = json.loads((folder / "vocabulary.json").read_text(encoding="utf-8"))
+            model = bm25s.BM25.load(str(folder), show_progress=False)
+        except (OSError, ValueError):
+            return None
+        return cls(documents, model, vocabulary)
 
     def scores(self, tokens: list[str]) -> np.ndarray:
         known = [t for t in tokens if t in self.vocabulary]
@@ -117,7 +155,22 @@ class CodeBM25Retriever:
             if index is None:
                 for stale in [k for k in _INDEXES if k[0].split(":")[:-1] == key.split(":")[:-1]]:
                     del _INDEXES[stale]
-                index = _INDEXES[cache_key] = _Bm25Index(documents, self.k1, self.b)
+                index = _INDEXES[cache_key] = self._load_or_build(key, documents)
+        return index
+
+    def _load_or_build(self, key: str, documents: list[Document]) -> _Bm25Index:
+        """From the index folder when a persistent store saved one for these exact documents, else build."""
+        folder_of_store = getattr(self.document_store, "documents_path", None)
+        if folder_of_store is None:
+            return _Bm25Index.build(documents, self.k1, self.b)
+        digest = hashlib.sha1(f"{key}:{self.k1}:{self.b}".encode()).hexdigest()[:16]
+        folder = Path(folder_of_store).parent / f"bm25-{digest}"
+        index = _Bm25Index.load(folder, documents) if folder.is_dir() else None
+        if index is None:
+            index = _Bm25Index.build(documents, self.k1, self.b)
+            for stale in Path(folder_of_store).parent.glob("bm25-*"):
+                shutil.rmtree(stale, ignore_errors=True)
+            index.save(folder)
         return index
 
     @component.output_types(documents=list[Document])

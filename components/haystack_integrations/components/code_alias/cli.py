@@ -163,7 +163,8 @@ def _cmd_dict(args: argparse.Namespace) -> int:
             payload: Any = {"symbols": symbols, "packages": packages}
             text = "\n".join(
                 [
-                    f"{s['qualified_name']}  {s['kind']}  {s['file_path']}:{s['start_line']}  aliases={list(s['aliases'])}"
+                    f"{s['qualified_name']}  {s['kind']}  {s['file_path']}:{s['start_line']}"
+                    f"  aliases={list(s['aliases'])}"
                     f"  words={list(s['words'])} doc={list(s['doc_words'])[:8]}"
                     for s in symbols
                 ]
@@ -220,6 +221,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as error:  # one clear line; --debug for the traceback
         if args.debug:
             raise
+        # A component's error reaches us wrapped by the pipeline; the component's own message is the clear one.
+        while type(error).__name__ == "PipelineRuntimeError" and error.__cause__ is not None:
+            error = error.__cause__  # type: ignore[assignment]
         message = str(error).splitlines()[0] if str(error) else type(error).__name__
         print(f"code-alias: error: {message}", file=sys.stderr)
         return EXIT_ERROR

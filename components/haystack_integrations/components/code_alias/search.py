@@ -30,6 +30,8 @@ PIPELINE_FILES: dict[tuple[Backend, str], str] = {
     ("elasticsearch", "indexing"): "elasticsearch_indexing.yml",
     ("elasticsearch", "query"): "elasticsearch_query.yml",
     ("elasticsearch", "query_llm"): "elasticsearch_query_llm.yml",
+    ("elasticsearch", "indexing_lexical"): "elasticsearch_indexing_lexical.yml",
+    ("elasticsearch", "query_lexical"): "elasticsearch_query_lexical.yml",
 }
 _ENV_LOCK = threading.RLock()
 
@@ -206,7 +208,8 @@ class CodeSearch:
             if self._query is None:
                 if self.backend == "embedded" and not (self.index_dir / DICTIONARY_FILE).is_file():
                     raise IndexMissingError(
-                        f"no index at {self.index_dir}; build it with `code-alias index PATH --index-dir {self.index_dir}`"
+                        f"no index at {self.index_dir}; build it with "
+                        f"`code-alias index PATH --index-dir {self.index_dir}`"
                     )
                 kind = "query_llm" if self.llm else "query_lexical" if self.lexical else "query"
                 pipeline = self.load_pipeline(kind)

@@ -114,9 +114,13 @@ def write_documents_file(path: Path, documents: list[Document]) -> None:
     matrix = np.zeros((len(documents), dimension), dtype=np.float32)
     has_embedding = np.zeros(len(documents), dtype=bool)
     for row, document in enumerate(documents):
-        record = document.to_dict(flatten=False)
-        record.pop("embedding", None)
-        record.pop("score", None)
+        # Code chunks carry text and meta only; writing those fields directly is ~10x faster than to_dict().
+        if document.blob is not None or document.sparse_embedding is not None:
+            record = document.to_dict(flatten=False)
+            record.pop("embedding", None)
+            record.pop("score", None)
+        else:
+            record = {"id": document.id, "content": document.content, "meta": document.meta}
         records.append(record)
         if document.embedding is not None and len(document.embedding) == dimension:
             matrix[row] = document.embedding
@@ -146,9 +150,14 @@ def read_documents(path: Path) -> list[Document]:
     documents = []
     for row, line in enumerate(payload.splitlines() if payload else []):
         record = json.loads(line)
-        if has_embedding[row]:
-            record["embedding"] = matrix[row].tolist()
-        documents.append(Document.from_dict(record))
+        embedding = matrix[row].tolist() if has_embedding[row] else None
+        if record.keys() <= {"id", "content", "meta"}:
+            documents.append(
+                Document(id=record["id"], content=record["content"], meta=record["meta"], embedding=embedding)
+            )
+        else:
+            record["embedding"] = embedding
+            documents.append(Document.from_dict(record))
     return documents
 
 

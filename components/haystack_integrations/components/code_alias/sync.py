@@ -35,11 +35,12 @@ import asyncio
 import inspect
 import logging
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from haystack import Document, component, default_from_dict, default_to_dict
+from haystack.document_stores.in_memory import InMemoryDocumentStore
 from haystack.document_stores.types import DocumentStore, DuplicatePolicy
 from tqdm import tqdm
 
@@ -364,6 +365,14 @@ class IndexSyncWriter:
     # ---- deleting ------------------------------------------------------------------------------------------
     def _delete(self, filters: dict[str, Any]) -> int:
         store: Any = self.document_store
+        predicate = _set_predicate(filters) if isinstance(store, InMemoryDocumentStore) else None
+        if predicate is not None:
+            # Haystack's generic in-memory filter compares every document with every listed value (and tries to
+            # parse each as a date): quadratic, minutes on a 10k-chunk index. Set lookups do it in one pass.
+            ids = [d.id for d in store.storage.values() if predicate(d)]
+            if ids:
+                store.delete_documents(ids)
+            return len(ids)
         delete_by_filter = getattr(store, "delete_by_filter", None)
         if callable(delete_by_filter):
             if _accepts(delete_by_filter, "refresh"):
@@ -458,3 +467,34 @@ class IndexSyncWriter:
         for filters in self._removed_filters(list(removed_files or [])):
             deleted += await self._delete_async(filters)
         return self._result(written, deleted, len(groups))
+
+
+def _set_predicate(filters: dict[str, Any]) -> Callable[[Document], bool] | None:
+    """
+    A fast predicate for the filter shapes this module builds (AND / NOT of `in` and `==` on `id` and
+    `meta.*`), or None for anything else (then the store's own filtering is used).
+    """
+    operator = filters.get("operator")
+    if operator in ("AND", "OR", "NOT"):
+        parts = [_set_predicate(c) for c in filters.get("conditions", [])]
+        if not parts or any(p is None for p in parts):
+            return None
+        checks = [p for p in parts if p is not None]
+        if operator == "AND":
+            return lambda d: all(check(d) for check in checks)
+        if operator == "OR":
+            return lambda d: any(check(d) for check in checks)
+        return lambda d: not all(check(d) for check in checks)
+    field_name = filters.get("field")
+    if operator not in ("in", "==") or not isinstance(field_name, str):
+        return None
+    values = filters.get("value")
+    wanted = set(values) if operator == "in" and isinstance(values, list) else {values}
+    if not all(isinstance(v, str | int | float | bool) or v is None for v in wanted):
+        return None
+    if field_name == "id":
+        return lambda d: d.id in wanted
+    if field_name.startswith("meta."):
+        key = field_name[len("meta.") :]
+        return lambda d: d.meta.get(key) in wanted
+    return None

@@ -149,8 +149,8 @@ class HintIndex:
             for name in names:
                 for index in self._lookup_exact(name):
                     self._by_nickname[normalise(nickname)].append(index)
-        for index, names in aliases.items():
-            for alias in names:
+        for index, alias_names in aliases.items():
+            for alias in alias_names:
                 key = normalise(alias)
                 if index not in self._by_nickname[key]:
                     self._by_nickname[key].append(index)

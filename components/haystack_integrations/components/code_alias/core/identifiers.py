@@ -174,13 +174,19 @@ def code_tokenize(text: str) -> list[str]:
     """
     tokens: list[str] = []
     for token in _TOKEN_RE.findall(text):
-        words = split_identifier(token.strip("_$"))
-        if not words:
-            continue
-        if len(words) > 1:
-            tokens.append("".join(words))
-        tokens.extend(w for w in words if w not in STOP_WORDS and (len(w) > 1 or w.isdigit()))
+        tokens.extend(_token_terms(token))
     return tokens
+
+
+@lru_cache(maxsize=500_000)
+def _token_terms(token: str) -> tuple[str, ...]:
+    """The BM25 terms of one token (code repeats its identifiers, so this is cached)."""
+    words = split_identifier(token.strip("_$"))
+    if not words:
+        return ()
+    terms = ["".join(words)] if len(words) > 1 else []
+    terms.extend(w for w in words if w not in STOP_WORDS and (len(w) > 1 or w.isdigit()))
+    return tuple(terms)
 
 
 def normalise(text: str) -> str:

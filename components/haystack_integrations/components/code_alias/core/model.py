@@ -12,7 +12,7 @@ import os
 import tempfile
 from functools import cached_property
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -132,6 +132,11 @@ class AliasDictionary(BaseModel):
     files: dict[str, FileRecord] = Field(default_factory=dict)
     skipped: list[Skipped] = Field(default_factory=list)
     version: str = ""
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> AliasDictionary:
+        # Sealed dictionaries are treated as immutable (refreshes build new ones); Haystack deep-copies every
+        # component input, which for a 10k-symbol dictionary costs seconds per hop.
+        return self
 
     def compute_version(self) -> str:
         """

@@ -1,0 +1,74 @@
+"""The last step of the Elasticsearch indexing pipeline: make the sync visible and report it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from haystack import component, default_from_dict, default_to_dict
+from haystack_integrations.document_stores.elasticsearch import ElasticsearchDocumentStore
+
+from .errors import redact_hosts
+from .retriever import _errors_for
+
+__all__ = ["ElasticsearchIndexFinalizer"]
+
+
+@component
+class ElasticsearchIndexFinalizer:
+    """
+    Refreshes the index after `IndexSyncWriter` and reports the sync, in the shape of the embedded pipeline's
+    `DocumentStorePersister` (`stats` with the store's document count, and where the index lives), so code
+    that runs either indexing pipeline reads the same outputs.
+
+    ### Usage example
+
+    ```python
+    from haystack_integrations.components.code_alias.elasticsearch import CodeElasticsearchDocumentStore
+    from haystack_integrations.components.code_alias.elasticsearch.finalizer import ElasticsearchIndexFinalizer
+
+    finalizer = ElasticsearchIndexFinalizer(document_store=CodeElasticsearchDocumentStore())
+    print(finalizer.run(stats={"written": 10, "deleted": 2, "files_indexed": 3}))
+    # {'stats': {..., 'documents': 1234}, 'path': 'http://localhost:9200/code-alias'}
+    ```
+
+    :param document_store: The store the writer wrote to.
+    """
+
+    def __init__(self, *, document_store: ElasticsearchDocumentStore) -> None:
+        if not isinstance(document_store, ElasticsearchDocumentStore):
+            raise ValueError("document_store must be an ElasticsearchDocumentStore")
+        self.document_store = document_store
+
+    def _location(self) -> str:
+        return f"{redact_hosts(getattr(self.document_store, '_hosts', None))}/{self.document_store._index}"
+
+    @component.output_types(stats=dict[str, Any], path=str)
+    def run(self, stats: dict[str, Any]) -> dict[str, Any]:
+        """
+        :param stats: The writer's statistics, passed through.
+        :returns: `stats` plus `documents` (chunks in the index), and `path` (the index's URL).
+        """
+        store = self.document_store
+        with _errors_for(store):
+            store.client.indices.refresh(index=store._index)
+            count = store.count_documents()
+        return {"stats": {**stats, "documents": count}, "path": self._location()}
+
+    @component.output_types(stats=dict[str, Any], path=str)
+    async def run_async(self, stats: dict[str, Any]) -> dict[str, Any]:
+        """Asynchronous `run`."""
+        store = self.document_store
+        with _errors_for(store):
+            await store._ensure_initialized_async()
+            await store.async_client.indices.refresh(index=store._index)
+            count = await store.count_documents_async()
+        return {"stats": {**stats, "documents": count}, "path": self._location()}
+
+    def to_dict(self) -> dict[str, Any]:
+        """Serialise (the store nested through its own `to_dict`)."""
+        return default_to_dict(self, document_store=self.document_store.to_dict())
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ElasticsearchIndexFinalizer:
+        """Deserialise; the store is rebuilt from its recorded type."""
+        return default_from_dict(cls, data)
