@@ -9,8 +9,9 @@ bash scripts/setup.sh
 # shellcheck disable=SC1091
 . .venv/bin/activate
 export HAYSTACK_TELEMETRY_ENABLED=False HF_HUB_OFFLINE=1
-ruff check components tests benchmarks
+ruff check components tests benchmarks hayhooks
 mypy components/haystack_integrations/components/code_alias
+MYPYPATH=hayhooks mypy hayhooks
 if [ -z "${ELASTICSEARCH_URL:-}" ]; then
   ELASTICSEARCH_URL="$(.ci/start-noida.sh)"
   export ELASTICSEARCH_URL

@@ -30,39 +30,59 @@ _INDEXES: dict[tuple[str, str], _Bm25Index] = {}
 _INDEX_LOCK = threading.Lock()
 
 
-def document_search_text(document: Document) -> str:
-    """What BM25 sees of a chunk: its path and qualified name (written out twice: they are strong evidence)."""
+def document_head_text(document: Document) -> str:
+    """A chunk's identity: its path, qualified name, symbol and package."""
     meta = document.meta
-    head = " ".join(str(meta.get(key) or "") for key in ("file_path", "qualified_name", "symbol", "package"))
+    return " ".join(str(meta.get(key) or "") for key in ("file_path", "qualified_name", "symbol", "package"))
+
+
+def document_search_text(document: Document) -> str:
+    """What BM25 sees of a chunk: its head (written out twice: strong evidence) and its code."""
+    head = document_head_text(document)
     return f"{head}\n{head}\n{document.content or ''}"
 
 
+# Bump when what is indexed changes, so saved indexes of the old shape are rebuilt.
+INDEX_FORMAT = 2
+
+
 class _Bm25Index:
-    def __init__(self, documents: list[Document], model: bm25s.BM25, vocabulary: dict[str, int]) -> None:
+    """Two BM25 models over the same chunks: the full text, and the head alone (where symbols are defined)."""
+
+    def __init__(
+        self,
+        documents: list[Document],
+        models: tuple[bm25s.BM25, bm25s.BM25],
+        vocabularies: tuple[dict[str, int], dict[str, int]],
+    ) -> None:
         self.documents = documents
-        self.model = model
-        self.vocabulary = vocabulary
+        self.model, self.head_model = models
+        self.vocabulary, self.head_vocabulary = vocabularies
+
+    @staticmethod
+    def _model(texts: list[list[str]], k1: float, b: float) -> tuple[bm25s.BM25, dict[str, int]]:
+        model = bm25s.BM25(k1=k1, b=b)
+        vocabulary: dict[str, int] = {}
+        ids = [[vocabulary.setdefault(token, len(vocabulary)) for token in tokens or ["\x00"]] for tokens in texts]
+        model.index(bm25s.tokenization.Tokenized(ids=ids, vocab=vocabulary), show_progress=False)
+        return model, vocabulary
 
     @classmethod
     def build(cls, documents: list[Document], k1: float, b: float) -> _Bm25Index:
-        model = bm25s.BM25(k1=k1, b=b)
-        vocabulary: dict[str, int] = {}
-        ids = [
-            [
-                vocabulary.setdefault(token, len(vocabulary))
-                for token in code_tokenize(document_search_text(d)) or ["\x00"]
-            ]
-            for d in documents
-        ]
-        model.index(bm25s.tokenization.Tokenized(ids=ids, vocab=vocabulary), show_progress=False)
-        return cls(documents, model, vocabulary)
+        full, full_vocabulary = cls._model([code_tokenize(document_search_text(d)) for d in documents], k1, b)
+        head, head_vocabulary = cls._model([code_tokenize(document_head_text(d)) for d in documents], k1, b)
+        return cls(documents, (full, head), (full_vocabulary, head_vocabulary))
 
     def save(self, folder: Path) -> None:
         """Save atomically: into a temporary sibling folder, then one rename."""
         partial = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
         try:
-            self.model.save(str(partial), show_progress=False)
-            (partial / "vocabulary.json").write_text(json.dumps(self.vocabulary), encoding="utf-8")
+            for name, model, vocabulary in (
+                ("full", self.model, self.vocabulary),
+                ("head", self.head_model, self.head_vocabulary),
+            ):
+                model.save(str(partial / name), show_progress=False)
+                (partial / name / "vocabulary.json").write_text(json.dumps(vocabulary), encoding="utf-8")
             (partial / "document_ids.json").write_text(json.dumps([d.id for d in self.documents]), encoding="utf-8")
             partial.rename(folder)
         except OSError:
@@ -74,11 +94,19 @@ class _Bm25Index:
             ids = json.loads((folder / "document_ids.json").read_text(encoding="utf-8"))
             if ids != [d.id for d in documents]:
                 return None
-            vocabulary = json.loads((folder / "vocabulary.json").read_text(encoding="utf-8"))
-            model = bm25s.BM25.load(str(folder), show_progress=False)
+            loaded = []
+            for name in ("full", "head"):
+                vocabulary = json.loads((folder / name / "vocabulary.json").read_text(encoding="utf-8"))
+                loaded.append((bm25s.BM25.load(str(folder / name), show_progress=False), vocabulary))
         except (OSError, ValueError):
             return None
-        return cls(documents, model, vocabulary)
+        return cls(documents, (loaded[0][0], loaded[1][0]), (loaded[0][1], loaded[1][1]))
+
+    def head_scores(self, tokens: list[str]) -> np.ndarray:
+        known = [t for t in tokens if t in self.head_vocabulary]
+        if not known or not self.documents:
+            return np.zeros(len(self.documents), dtype=np.float32)
+        return np.asarray(self.head_model.get_scores(known), dtype=np.float32)
 
     def scores(self, tokens: list[str]) -> np.ndarray:
         known = [t for t in tokens if t in self.vocabulary]
@@ -115,8 +143,9 @@ class CodeBM25Retriever:
 
     :param document_store: An `InMemoryDocumentStore` (e.g. `CodeIndexDocumentStore`).
     :param top_k: Documents to return.
-    :param symbol_boost: Weight of the rewrite's symbols relative to the question's words.
-    :param package_boost: Weight of the rewrite's packages.
+    :param symbol_boost: How far the rewrite's symbols, matched against where things are defined (path and
+        qualified name), can lift a chunk, as a fraction of the question's best BM25 score.
+    :param package_boost: The same for the rewrite's packages.
     :param k1: BM25 term-frequency saturation.
     :param b: BM25 length normalisation.
     """
@@ -126,8 +155,8 @@ class CodeBM25Retriever:
         *,
         document_store: InMemoryDocumentStore,
         top_k: int = 10,
-        symbol_boost: float = 2.0,
-        package_boost: float = 0.5,
+        symbol_boost: float = 0.5,
+        package_boost: float = 0.1,
         k1: float = 1.2,
         b: float = 0.75,
     ) -> None:
@@ -163,7 +192,7 @@ class CodeBM25Retriever:
         folder_of_store = getattr(self.document_store, "documents_path", None)
         if folder_of_store is None:
             return _Bm25Index.build(documents, self.k1, self.b)
-        digest = hashlib.sha1(f"{key}:{self.k1}:{self.b}".encode()).hexdigest()[:16]
+        digest = hashlib.sha1(f"{key}:{self.k1}:{self.b}:{INDEX_FORMAT}".encode()).hexdigest()[:16]
         folder = Path(folder_of_store).parent / f"bm25-{digest}"
         index = _Bm25Index.load(folder, documents) if folder.is_dir() else None
         if index is None:
@@ -195,10 +224,18 @@ class CodeBM25Retriever:
         top_k = top_k or self.top_k
         index = self._index()
         scores = index.scores(code_tokenize(query))
+        top = float(scores.max()) if len(scores) else 0.0
         for names, boost in ((symbols or [], self.symbol_boost), (packages or [], self.package_boost)):
-            if names and boost:
-                tokens = [t for name in names for t in (name.lower().replace("_", ""), *split_identifier(name))]
-                scores = scores + boost * index.scores(tokens)
+            if not names or not boost or top <= 0.0:
+                continue
+            # Symbol-aware ranking: the rewrite's identifiers are matched against where things are defined
+            # (path, qualified name), scaled to the question's own best score so that they re-order the
+            # candidates without drowning the user's words.
+            tokens = [t for name in names for t in (name.lower().replace("_", ""), *split_identifier(name))]
+            head = index.head_scores(tokens)
+            best_head = float(head.max())
+            if best_head > 0.0:
+                scores = scores + (boost * top / best_head) * head
         order = np.argsort(-scores, kind="stable")
         results: list[Document] = []
         for position in order:

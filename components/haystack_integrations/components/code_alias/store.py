@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 from haystack import Document, component, default_from_dict, default_to_dict
 from haystack.document_stores.in_memory import InMemoryDocumentStore
+from haystack.document_stores.in_memory import document_store as _memory
 
 from .core.model import atomic_write_bytes
 from .paths import DOCUMENTS_FILE, resolve_index_dir
@@ -89,10 +90,23 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
         with _LOAD_LOCK:
             if _LOADED.get(self.index) == stamp:
                 return
-            documents = read_documents(path)
-            self.delete_all_documents()
-            self.write_documents(documents)
+            self._swap_in(read_documents(path))
             _LOADED[self.index] = stamp
+
+    def _swap_in(self, documents: list[Document]) -> None:
+        """
+        Replace the shared documents in one step, so a request running in another thread sees the old index or
+        the new one, never an empty or half-written one (a plain delete-all + write would expose both).
+        """
+        staging = InMemoryDocumentStore(index=f"{self.index}:staging:{id(documents)}")
+        staging.write_documents(documents)
+        for storage in (
+            _memory._STORAGES,
+            _memory._BM25_STATS_STORAGES,
+            _memory._AVERAGE_DOC_LEN_STORAGES,
+            _memory._FREQ_VOCAB_FOR_IDF_STORAGES,
+        ):
+            storage[self.index] = storage.pop(staging.index)
 
     def reload(self) -> None:
         """Load the index again if another process rewrote it."""

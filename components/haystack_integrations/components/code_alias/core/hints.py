@@ -164,6 +164,7 @@ class HintIndex:
         self._idf_doc = {w: self._idf(len(p)) for w, p in self._by_doc_word.items()}
         self._name_postings = {w: np.asarray(p, dtype=np.int32) for w, p in self._by_name_word.items()}
         self._doc_postings = {w: np.asarray(p, dtype=np.int32) for w, p in self._by_doc_word.items()}
+        self._spread = [1.0 + math.log2(max(1, len(t.qualified_names))) for t in self.targets]
         self._content_counts = np.asarray([len(t.content_words) for t in self.targets], dtype=np.int32)
         self._kind_weight = np.asarray(
             [PACKAGE_WORD_WEIGHT if t.kind == "package" else NAME_WORD_WEIGHT for t in self.targets]
@@ -203,13 +204,14 @@ class HintIndex:
         for token in identifiers:
             hits = self._lookup_exact(token) or self._lookup_exact(token.split(".")[-1])
             for index in hits:
-                credit(index, EXACT_WEIGHT, "exact")
+                # A name defined in many places (`write`, `__init__`) says little about where to look.
+                credit(index, EXACT_WEIGHT / self._spread[index], "exact")
             if not hits and len(token) >= 5:
                 for match, score, _ in process.extract(
                     token.lower(), self._name_vocabulary, scorer=fuzz.ratio, score_cutoff=FUZZY_CUTOFF, limit=3
                 ):
                     for index in self._by_exact[match]:
-                        credit(index, FUZZY_WEIGHT * score / 100.0, "fuzzy")
+                        credit(index, FUZZY_WEIGHT * score / 100.0 / self._spread[index], "fuzzy")
 
         lowered = normalise(question)
         for nickname, indexes in self._nickname_hits(lowered):

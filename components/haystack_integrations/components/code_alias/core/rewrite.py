@@ -60,8 +60,29 @@ def classify_intent(question: str) -> Intent:
     return "locate_symbol"
 
 
-def select_hints(hints: list[Hint], *, max_symbols: int, max_packages: int, min_relative_score: float) -> list[Hint]:
-    """Keep the hints strong enough to put into the rewrite: at least `min_relative_score` of the best one."""
+STRONG_REASONS = ("exact", "fuzzy", "all-words", "nickname", "alias")
+
+
+def _is_strong(hint: Hint) -> bool:
+    """Evidence that names this identifier specifically, not just shares a word with it."""
+    return any(reason.split(":", 1)[0] in STRONG_REASONS for reason in hint.reasons)
+
+
+def select_hints(
+    hints: list[Hint],
+    *,
+    max_symbols: int,
+    max_packages: int,
+    min_relative_score: float,
+    weak_relative_score: float = 0.6,
+) -> list[Hint]:
+    """
+    Keep the hints strong enough to put into the rewrite.
+
+    A hint must score at least `min_relative_score` of the best one. Hints backed only by shared words
+    (a one-word name such as `data`, or docstring words) must reach `weak_relative_score`: a wrong identifier
+    in the rewrite costs more than a missing one. Dunder names (`__init__`) only enter when written out.
+    """
     if not hints:
         return []
     best = hints[0].score
@@ -70,6 +91,11 @@ def select_hints(hints: list[Hint], *, max_symbols: int, max_packages: int, min_
     for hint in hints:
         if hint.score < best * min_relative_score:
             break
+        strong = _is_strong(hint)
+        if not strong and hint.score < best * weak_relative_score:
+            continue
+        if hint.name.startswith("__") and "exact" not in hint.reasons:
+            continue
         if hint.kind == "symbol" and symbols < max_symbols:
             symbols += 1
             chosen.append(hint)

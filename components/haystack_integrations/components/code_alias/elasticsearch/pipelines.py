@@ -33,7 +33,9 @@ ES_STORE = f"{_PACKAGE}.elasticsearch.store.CodeElasticsearchDocumentStore"
 SWAPS: dict[str, tuple[str, tuple[str, ...]]] = {
     f"{_PACKAGE}.bm25.CodeBM25Retriever": (
         f"{_PACKAGE}.elasticsearch.retriever.CodeElasticsearchBM25Retriever",
-        ("top_k", "symbol_boost", "package_boost", "filters", "filter_policy"),
+        # Boosts are not carried over: in Elasticsearch they are query-clause weights, in the embedded
+        # retriever fractions of the best score; each backend keeps its own defaults.
+        ("top_k", "filters", "filter_policy"),
     ),
     "haystack.components.retrievers.in_memory.embedding_retriever.InMemoryEmbeddingRetriever": (
         f"{_PACKAGE}.elasticsearch.retriever.CodeElasticsearchEmbeddingRetriever",

@@ -1,0 +1,630 @@
+"""The code-alias service behind the Hayhooks wrappers: one per process, shared by every endpoint.
+
+Hayhooks deploys each folder next to this file (`code_alias_ask/`, `code_alias_rewrite/`, ...) as a
+`PipelineWrapper`; this module is not a deployment (Hayhooks only deploys folders and `*.yml` files) but the
+code they share, so the index, the dictionary and the embedding model load once per process, whichever wrapper's
+`setup()` runs first, and the rewrite cache is the same for `/code_alias_ask` and `/code_alias_rewrite`.
+
+It is a client of `CodeSearch` and of the pipelines' own components (rewriter, faithfulness filter) and of the
+shared `DictionaryHandle`; it implements no retrieval or rewriting of its own. What it adds is what a server
+needs: request validation with clear 4xx answers, JSON-safe payloads, configuration from the environment, a
+bound on concurrent pipeline runs, and a status report.
+
+Configuration (environment variables, read once when the service is created):
+
+- `CODE_ALIAS_INDEX_DIR`: the index folder (default `.code-alias` in the server's working directory).
+- `CODE_ALIAS_BACKEND`: `embedded` (default) or `elasticsearch`.
+- `CODE_ALIAS_LLM_BASE_URL`: an OpenAI-compatible server (Ollama, vLLM, llama.cpp server) for `mode="llm"`;
+  `CODE_ALIAS_LLM_MODEL` names the model there, the key comes from `CODE_ALIAS_OPENAI_API_KEY` or
+  `OPENAI_API_KEY` (any value for local servers).
+- `CODE_ALIAS_LLM_GGUF`: a local GGUF model for `mode="llm"` instead (needs the `[llama-cpp]` extra).
+- `CODE_ALIAS_LLM_TIMEOUT`: seconds an LLM rewrite may take before the dictionary-only fallback (default 20).
+- `CODE_ALIAS_TORCH_THREADS`: torch intra-op threads (default 1: a one-sentence query gains nothing from more,
+  and several requests at once each get a core).
+- `CODE_ALIAS_MAX_CONCURRENT_ASKS`: pipeline runs at once; more requests wait their turn (default 4).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, cast
+
+from fastapi import HTTPException
+from typing_extensions import TypedDict
+
+from haystack_integrations.components.code_alias.core.model import DictionaryError
+from haystack_integrations.components.code_alias.dictionary_handle import DictionaryHandle
+from haystack_integrations.components.code_alias.paths import DICTIONARY_FILE, resolve_index_dir
+from haystack_integrations.components.code_alias.search import AskResult, Backend, CodeSearch, IndexMissingError
+
+logger = logging.getLogger(__name__)
+
+Mode = Literal["dictionary", "llm"]
+MODES: tuple[str, ...] = ("dictionary", "llm")
+MAX_QUESTION_CHARS = 2000
+MAX_PREFIX_CHARS = 200
+TOP_K_RANGE = (1, 100)
+LIMIT_RANGE = (1, 50)
+HITS_PER_FILE = 5
+BUILD_HINT = (
+    "build it with `code-alias index PATH --index-dir {index_dir}` (the server picks it up on the next request)"
+)
+
+
+# ---- response shapes (TypedDicts: Hayhooks turns them into the OpenAPI schema, and MCP gets plain JSON) ----------
+class Hit(TypedDict):
+    """One retrieved definition of a file."""
+
+    symbol: str | None
+    qualified_name: str | None
+    kind: str | None
+    start_line: int | None
+    end_line: int | None
+    score: float | None
+
+
+class RankedFile(TypedDict):
+    """A file, ranked by its best definition, with its best definitions (at most five)."""
+
+    rank: int
+    file_path: str
+    score: float
+    hits: list[Hit]
+
+
+class RankedSymbol(TypedDict):
+    """One retrieved definition in the fused ranking, with its file and lines."""
+
+    rank: int
+    file_path: str
+    symbol: str | None
+    qualified_name: str | None
+    kind: str | None
+    start_line: int | None
+    end_line: int | None
+    score: float | None
+
+
+class RewriteUsed(TypedDict):
+    """The rewrite that retrieval used."""
+
+    rewritten: str
+    symbols: list[str]
+    packages: list[str]
+    intent: str | None
+    dropped: list[dict[str, Any]]
+    meta: dict[str, Any]
+
+
+class AskResponse(TypedDict):
+    """Answer of `code_alias_ask`."""
+
+    question: str
+    mode: str
+    rewrite: RewriteUsed
+    files: list[RankedFile]
+    symbols: list[RankedSymbol]
+    seconds: float
+
+
+class RewriteResponse(TypedDict):
+    """Answer of `code_alias_rewrite`."""
+
+    rewritten: str
+    symbols: list[str]
+    packages: list[str]
+    intent: str
+    hints: list[dict[str, Any]]
+    meta: dict[str, Any]
+
+
+class Completion(TypedDict):
+    """One autocomplete candidate."""
+
+    kind: str
+    name: str
+    score: float
+    qualified_names: list[str]
+    files: list[str]
+    package: str | None
+    reasons: list[str]
+
+
+class AutocompleteResponse(TypedDict):
+    """Answer of `code_alias_autocomplete`."""
+
+    prefix: str
+    dictionary_version: str
+    completions: list[Completion]
+
+
+class GeneratorStatus(TypedDict):
+    """The chat generator that `mode="llm"` uses, if any (never its key)."""
+
+    configured: bool
+    kind: str | None
+    model: str | None
+    base_url: str | None
+    timeout: float | None
+
+
+class DictionaryStatus(TypedDict):
+    """The loaded alias dictionary."""
+
+    version: str
+    root: str
+    symbols: int
+    packages: int
+    files: int
+
+
+class StatusResponse(TypedDict):
+    """Answer of `code_alias_status`."""
+
+    ready: bool
+    error: str | None
+    index_dir: str
+    backend: str
+    dictionary: DictionaryStatus | None
+    documents: int | None
+    modes: list[str]
+    generator: GeneratorStatus
+    rewrite_cache: dict[str, Any] | None
+    limits: dict[str, Any]
+    torch_threads: int | None
+    uptime_seconds: float
+
+
+# ---- configuration -------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ServiceSettings:
+    """What the environment configures; see the module docstring for the variables."""
+
+    index_dir: Path
+    backend: Backend = "embedded"
+    llm_base_url: str | None = None
+    llm_gguf: str | None = None
+    llm_model: str | None = None
+    llm_timeout: float = 20.0
+    torch_threads: int | None = 1
+    max_concurrent_asks: int = 4
+
+    @property
+    def generator_configured(self) -> bool:
+        return bool(self.llm_base_url or self.llm_gguf)
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None) -> ServiceSettings:
+        """
+        Read the settings from the environment.
+
+        :param environ: The variables; None = `os.environ`.
+        :raises ValueError: A variable has a value that cannot work (named in the message).
+        """
+        env = dict(os.environ if environ is None else environ)
+        backend = env.get("CODE_ALIAS_BACKEND", "embedded").strip() or "embedded"
+        if backend not in ("embedded", "elasticsearch"):
+            raise ValueError(f"CODE_ALIAS_BACKEND must be 'embedded' or 'elasticsearch', got {backend!r}")
+        base_url = env.get("CODE_ALIAS_LLM_BASE_URL", "").strip() or None
+        gguf = env.get("CODE_ALIAS_LLM_GGUF", "").strip() or None
+        if base_url and gguf:
+            raise ValueError("set CODE_ALIAS_LLM_BASE_URL or CODE_ALIAS_LLM_GGUF, not both")
+        threads_text = env.get("CODE_ALIAS_TORCH_THREADS", "1").strip()
+        threads = None if threads_text in ("", "0") else _positive_int(threads_text, "CODE_ALIAS_TORCH_THREADS")
+        return cls(
+            index_dir=resolve_index_dir(env.get("CODE_ALIAS_INDEX_DIR") or None).resolve(),
+            backend=backend,  # type: ignore[arg-type]
+            llm_base_url=base_url,
+            llm_gguf=gguf,
+            llm_model=env.get("CODE_ALIAS_LLM_MODEL", "").strip() or None,
+            llm_timeout=_positive_float(env.get("CODE_ALIAS_LLM_TIMEOUT", "20"), "CODE_ALIAS_LLM_TIMEOUT"),
+            torch_threads=threads,
+            max_concurrent_asks=_positive_int(
+                env.get("CODE_ALIAS_MAX_CONCURRENT_ASKS", "4"), "CODE_ALIAS_MAX_CONCURRENT_ASKS"
+            ),
+        )
+
+    def chat_generator(self) -> dict[str, Any] | None:
+        """The serialised ChatGenerator for `mode="llm"`, or None."""
+        if not self.generator_configured:
+            return None
+        from haystack_integrations.components.code_alias.rewriter import OPENAI_KEY_ENV_VARS, chat_generator_spec
+
+        if self.llm_gguf and not Path(self.llm_gguf).is_file():
+            raise ValueError(f"CODE_ALIAS_LLM_GGUF={self.llm_gguf}: no such file")
+        if self.llm_base_url and not any(os.environ.get(name) for name in OPENAI_KEY_ENV_VARS):
+            os.environ[OPENAI_KEY_ENV_VARS[0]] = "no-key"  # local servers ignore the key; the client needs one
+        return chat_generator_spec(
+            gguf=self.llm_gguf, openai_base_url=self.llm_base_url, model=self.llm_model, timeout=self.llm_timeout
+        )
+
+    def generator_status(self) -> GeneratorStatus:
+        if self.llm_gguf:
+            return {
+                "configured": True,
+                "kind": "llama.cpp",
+                "model": self.llm_gguf,
+                "base_url": None,
+                "timeout": self.llm_timeout,
+            }
+        if self.llm_base_url:
+            return {
+                "configured": True,
+                "kind": "openai-compatible",
+                "model": self.llm_model or "qwen2.5-coder:1.5b",
+                "base_url": self.llm_base_url,
+                "timeout": self.llm_timeout,
+            }
+        return {"configured": False, "kind": None, "model": None, "base_url": None, "timeout": None}
+
+
+def _positive_int(text: str, name: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"{name} must be a positive integer, got {text!r}") from None
+    if value <= 0:
+        raise ValueError(f"{name} must be a positive integer, got {text!r}")
+    return value
+
+
+def _positive_float(text: str, name: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"{name} must be a positive number, got {text!r}") from None
+    if value <= 0:
+        raise ValueError(f"{name} must be a positive number, got {text!r}")
+    return value
+
+
+# ---- validation (the REST schema checks the same; MCP calls arrive without it) -------------------------------------
+def bad_request(message: str, status_code: int = 422) -> HTTPException:
+    """An error answer with a one-line message (Hayhooks passes HTTPException through as is)."""
+    return HTTPException(status_code=status_code, detail=message)
+
+
+def check_question(question: Any) -> str:
+    """The question, stripped; 422 when it is not a string, empty or longer than `MAX_QUESTION_CHARS`."""
+    if not isinstance(question, str):
+        raise bad_request(f"question must be a string, got {type(question).__name__}")
+    text = question.strip()
+    if not text:
+        raise bad_request('question is empty: ask something, e.g. "where\'s the payments retry helper?"')
+    if len(question) > MAX_QUESTION_CHARS:
+        raise bad_request(f"question is {len(question):,} characters; the limit is {MAX_QUESTION_CHARS:,}")
+    return text
+
+
+def check_int(value: Any, name: str, low: int, high: int) -> int:
+    """`value` as an int in [low, high]; 422 otherwise (booleans are not numbers here)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise bad_request(f"{name} must be an integer from {low} to {high}, got {value!r}")
+    if not low <= value <= high:
+        raise bad_request(f"{name} must be from {low} to {high}, got {value}")
+    return value
+
+
+def check_mode(mode: Any) -> Mode:
+    """`mode` when it is "dictionary" or "llm"; 422 otherwise."""
+    if mode not in MODES:
+        raise bad_request(f"mode must be 'dictionary' or 'llm', got {mode!r}")
+    return cast(Mode, mode)
+
+
+def check_prefix(prefix: Any) -> str:
+    """The autocomplete prefix, stripped; 422 when it is not a string, empty or longer than `MAX_PREFIX_CHARS`."""
+    if not isinstance(prefix, str):
+        raise bad_request(f"prefix must be a string, got {type(prefix).__name__}")
+    text = prefix.strip()
+    if not text:
+        raise bad_request("prefix is empty: type the start of a symbol or package name")
+    if len(prefix) > MAX_PREFIX_CHARS:
+        raise bad_request(f"prefix is {len(prefix):,} characters; the limit is {MAX_PREFIX_CHARS:,}")
+    return text
+
+
+def plain(value: Any) -> Any:
+    """A JSON-safe copy (numpy numbers, tuples and paths become JSON types), so REST and MCP answers agree."""
+    return json.loads(json.dumps(value, default=_json_default))
+
+
+def _json_default(value: Any) -> Any:
+    if hasattr(value, "item"):  # numpy scalars
+        return value.item()
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if isinstance(value, (set, frozenset)):
+        return sorted(value)
+    return str(value)
+
+
+# ---- the service ---------------------------------------------------------------------------------------------------
+@dataclass
+class CodeAliasService:
+    """
+    The index, dictionary and pipelines of one server process, and the four operations the endpoints expose.
+
+    :param settings: The configuration (see `ServiceSettings.from_env`).
+    """
+
+    settings: ServiceSettings
+    started: float = field(default_factory=time.monotonic)
+
+    def __post_init__(self) -> None:
+        self._lock = threading.Lock()
+        self._searches: dict[Mode, CodeSearch] = {}
+        self._slots = threading.BoundedSemaphore(self.settings.max_concurrent_asks)
+        self._torch_threads: int | None = None
+
+    # ---- lifecycle ---------------------------------------------------------------------------------------------
+    def warm_up(self) -> None:
+        """
+        Load the dictionary, the documents and the model(s) now. A missing index is not an error here: the endpoints
+        answer 404 with how to build it until it exists, and then load it on the next request.
+        """
+        self._set_torch_threads()
+        try:
+            for mode in self.modes:
+                self._search(mode)
+        except HTTPException as error:
+            logger.warning("code-alias: %s", error.detail)
+
+    @property
+    def modes(self) -> list[Mode]:
+        return ["dictionary", "llm"] if self.settings.generator_configured else ["dictionary"]
+
+    def _set_torch_threads(self) -> None:
+        threads = self.settings.torch_threads
+        if threads is None:
+            return
+        try:
+            import torch
+        except ImportError:  # pragma: no cover - torch is a dependency of the embedded backend
+            return
+        torch.set_num_threads(threads)
+        self._torch_threads = torch.get_num_threads()
+
+    def _search(self, mode: Mode) -> CodeSearch:
+        """
+        The warmed `CodeSearch` of a mode, loaded on first use.
+
+        :raises HTTPException: 404 (with how to build it) while there is no index; 503 when the index or its
+            backend cannot be loaded (a server-side problem, said in one line).
+        """
+        search = self._searches.get(mode)
+        if search is not None:
+            return search
+        with self._lock:
+            search = self._searches.get(mode)
+            if search is None:
+                try:
+                    search = CodeSearch(
+                        self.settings.index_dir,
+                        backend=self.settings.backend,
+                        llm=mode == "llm",
+                        chat_generator=self.settings.chat_generator() if mode == "llm" else None,
+                        rewriter_params={"timeout": self.settings.llm_timeout} if mode == "llm" else None,
+                    )
+                    search.warm_up()
+                except (IndexMissingError, DictionaryError) as error:
+                    raise self._missing_index(error) from error
+                except Exception as error:  # e.g. Elasticsearch unreachable: retried on the next request
+                    logger.exception("code-alias: could not load the %s pipeline", mode)
+                    message = " ".join(str(error).split())[:300]
+                    raise bad_request(
+                        f"could not load the index at {self.settings.index_dir} ({self.settings.backend}): "
+                        f"{type(error).__name__}: {message}",
+                        status_code=503,
+                    ) from error
+                self._searches[mode] = search
+        return search
+
+    def _missing_index(self, error: Exception | None = None) -> HTTPException:
+        index_dir = self.settings.index_dir
+        reason = f"no index at {index_dir}" if not (index_dir / DICTIONARY_FILE).is_file() else str(error)
+        return bad_request(f"{reason}; {BUILD_HINT.format(index_dir=index_dir)}", status_code=404)
+
+    def _require_mode(self, mode: Any) -> Mode:
+        checked = check_mode(mode)
+        if checked == "llm" and not self.settings.generator_configured:
+            raise bad_request(
+                "mode 'llm' needs a chat generator and this server has none: set CODE_ALIAS_LLM_BASE_URL (an "
+                "OpenAI-compatible server) or CODE_ALIAS_LLM_GGUF (a local model) and restart, or use mode "
+                "'dictionary'",
+                status_code=400,
+            )
+        return checked
+
+    @contextmanager
+    def _slot(self) -> Iterator[None]:
+        with self._slots:
+            yield
+
+    # ---- operations --------------------------------------------------------------------------------------------
+    def ask(self, question: Any, top_k: Any = 10, mode: Any = "dictionary") -> AskResponse:
+        """Ranked files and definitions for a question, and the rewrite used (see the ask wrapper)."""
+        text = check_question(question)
+        k = check_int(top_k, "top_k", *TOP_K_RANGE)
+        chosen = self._require_mode(mode)
+        search = self._search(chosen)
+        with self._slot():
+            try:
+                answer = search.ask(text, top_k=k)
+            except (IndexMissingError, DictionaryError) as error:
+                raise self._missing_index(error) from error
+        return plain(self._ask_payload(answer, chosen, k))
+
+    @staticmethod
+    def _ask_payload(answer: AskResult, mode: Mode, top_k: int) -> AskResponse:
+        rewrite = answer.rewrite
+        files: list[RankedFile] = [
+            {
+                "rank": rank,
+                "file_path": item["file_path"],
+                "score": float(item.get("score") or 0.0),
+                "hits": [
+                    {
+                        "symbol": hit.get("symbol"),
+                        "qualified_name": hit.get("qualified_name"),
+                        "kind": hit.get("kind"),
+                        "start_line": hit.get("start_line"),
+                        "end_line": hit.get("end_line"),
+                        "score": hit.get("score"),
+                    }
+                    for hit in item.get("hits", [])[:HITS_PER_FILE]
+                ],
+            }
+            for rank, item in enumerate(answer.files, 1)
+        ]
+        symbols: list[RankedSymbol] = []
+        for document in answer.documents[:top_k]:
+            meta = document.meta
+            symbols.append(
+                {
+                    "rank": len(symbols) + 1,
+                    "file_path": str(meta.get("file_path") or ""),
+                    "symbol": meta.get("symbol"),
+                    "qualified_name": meta.get("qualified_name"),
+                    "kind": meta.get("kind"),
+                    "start_line": meta.get("start_line"),
+                    "end_line": meta.get("end_line"),
+                    "score": document.score,
+                }
+            )
+        return {
+            "question": answer.question,
+            "mode": mode,
+            "rewrite": {
+                "rewritten": rewrite.get("rewritten") or answer.question,
+                "symbols": list(rewrite.get("symbols") or []),
+                "packages": list(rewrite.get("packages") or []),
+                "intent": rewrite.get("intent"),
+                "dropped": list(rewrite.get("dropped") or []),
+                "meta": dict(rewrite.get("meta") or {}),
+            },
+            "files": files,
+            "symbols": symbols,
+            "seconds": round(answer.seconds, 4),
+        }
+
+    def rewrite(self, question: Any, mode: Any = "dictionary") -> RewriteResponse:
+        """The rewrite alone, from the same rewriter (and cache) that `ask` uses."""
+        text = check_question(question)
+        chosen = self._require_mode(mode)
+        pipeline = self._search(chosen).query_pipeline
+        try:
+            result = pipeline.get_component("rewriter").run(question=text, mode=chosen)
+            meta = dict(result.get("meta") or {})
+            if "faithfulness" in pipeline.graph.nodes:  # the LLM pipeline checks every name against the dictionary
+                checked = pipeline.get_component("faithfulness").run(
+                    rewritten=result["rewritten"], symbols=result["symbols"], packages=result["packages"], question=text
+                )
+                result = {**result, **{k: checked[k] for k in ("rewritten", "symbols", "packages")}}
+                meta["dropped"] = checked.get("dropped", [])
+        except (IndexMissingError, DictionaryError) as error:
+            raise self._missing_index(error) from error
+        return plain(
+            {
+                "rewritten": result["rewritten"],
+                "symbols": list(result["symbols"]),
+                "packages": list(result["packages"]),
+                "intent": result["intent"],
+                "hints": list(result.get("hints") or []),
+                "meta": meta,
+            }
+        )
+
+    def autocomplete(self, prefix: Any, limit: Any = 10) -> AutocompleteResponse:
+        """Dictionary names that start with `prefix`, then fuzzy matches; no model, no LLM."""
+        text = check_prefix(prefix)
+        count = check_int(limit, "limit", *LIMIT_RANGE)
+        handle = DictionaryHandle.for_path(self.settings.index_dir / DICTIONARY_FILE)
+        try:
+            hints = handle.hints
+            version = handle.dictionary.version
+        except (DictionaryError, FileNotFoundError) as error:
+            raise self._missing_index(error) from error
+        return plain(
+            {
+                "prefix": text,
+                "dictionary_version": version,
+                "completions": [hint.to_dict() for hint in hints.complete(text, limit=count)],
+            }
+        )
+
+    def status(self) -> StatusResponse:
+        """Whether the index is loaded, what it holds, and what this server is configured with."""
+        error: str | None = None
+        dictionary: DictionaryStatus | None = None
+        documents: int | None = None
+        cache: dict[str, Any] | None = None
+        try:
+            search = self._search("dictionary")
+            loaded = DictionaryHandle.for_path(self.settings.index_dir / DICTIONARY_FILE).dictionary
+            dictionary = {
+                "version": loaded.version,
+                "root": loaded.root,
+                "symbols": len(loaded.symbols),
+                "packages": len(loaded.packages),
+                "files": len(loaded.files),
+            }
+            retriever: Any = search.query_pipeline.get_component("bm25_retriever")
+            documents = int(retriever.document_store.count_documents())
+            if "llm" in self.modes:
+                rewriter: Any = self._search("llm").query_pipeline.get_component("rewriter")
+                cache = rewriter.cache_stats()
+        except HTTPException as problem:
+            error = str(problem.detail)
+        except Exception as problem:  # a status report must answer even when the backend does not
+            error = f"{type(problem).__name__}: {problem}"
+        return plain(
+            {
+                "ready": error is None,
+                "error": error,
+                "index_dir": str(self.settings.index_dir),
+                "backend": self.settings.backend,
+                "dictionary": dictionary,
+                "documents": documents,
+                "modes": list(self.modes),
+                "generator": self.settings.generator_status(),
+                "rewrite_cache": cache,
+                "limits": {
+                    "max_question_chars": MAX_QUESTION_CHARS,
+                    "max_prefix_chars": MAX_PREFIX_CHARS,
+                    "top_k": list(TOP_K_RANGE),
+                    "limit": list(LIMIT_RANGE),
+                    "max_concurrent_asks": self.settings.max_concurrent_asks,
+                },
+                "torch_threads": self._torch_threads,
+                "uptime_seconds": round(time.monotonic() - self.started, 3),
+            }
+        )
+
+
+_SERVICES: dict[ServiceSettings, CodeAliasService] = {}
+_SERVICES_LOCK = threading.Lock()
+
+
+def get_service(settings: ServiceSettings | None = None) -> CodeAliasService:
+    """
+    The process's service for `settings` (default: from the environment), created and warmed up once.
+
+    Every wrapper's `setup()` calls this; Hayhooks may run them in parallel, and the first one loads the index
+    while the others wait for it.
+    """
+    chosen = settings or ServiceSettings.from_env()
+    with _SERVICES_LOCK:
+        service = _SERVICES.get(chosen)
+        if service is None:
+            service = _SERVICES[chosen] = CodeAliasService(chosen)
+            service.warm_up()
+    return service
