@@ -46,6 +46,10 @@ def document_search_text(document: Document) -> str:
 INDEX_FORMAT = 2
 
 
+class Bm25IndexError(RuntimeError):
+    """A saved BM25 index that cannot answer (damaged or written by another version)."""
+
+
 class _Bm25Index:
     """Two BM25 models over the same chunks: the full text, and the head alone (where symbols are defined)."""
 
@@ -103,16 +107,19 @@ class _Bm25Index:
         return cls(documents, (loaded[0][0], loaded[1][0]), (loaded[0][1], loaded[1][1]))
 
     def head_scores(self, tokens: list[str]) -> np.ndarray:
-        known = [t for t in tokens if t in self.head_vocabulary]
-        if not known or not self.documents:
-            return np.zeros(len(self.documents), dtype=np.float32)
-        return np.asarray(self.head_model.get_scores(known), dtype=np.float32)
+        return self._scores(self.head_model, self.head_vocabulary, tokens)
 
     def scores(self, tokens: list[str]) -> np.ndarray:
-        known = [t for t in tokens if t in self.vocabulary]
+        return self._scores(self.model, self.vocabulary, tokens)
+
+    def _scores(self, model: bm25s.BM25, vocabulary: dict[str, int], tokens: list[str]) -> np.ndarray:
+        known = [t for t in tokens if t in vocabulary]
         if not known or not self.documents:
             return np.zeros(len(self.documents), dtype=np.float32)
-        return np.asarray(self.model.get_scores(known), dtype=np.float32)
+        try:
+            return np.asarray(model.get_scores(known), dtype=np.float32)
+        except ValueError as error:  # a saved index that does not match its vocabulary: say so, don't guess
+            raise Bm25IndexError(f"the saved BM25 index does not match its vocabulary ({error}); re-index") from error
 
 
 def _fingerprint(store: InMemoryDocumentStore) -> tuple[str, list[Document]]:
@@ -143,8 +150,9 @@ class CodeBM25Retriever:
 
     :param document_store: An `InMemoryDocumentStore` (e.g. `CodeIndexDocumentStore`).
     :param top_k: Documents to return.
-    :param symbol_boost: How far the rewrite's symbols, matched against where things are defined (path and
-        qualified name), can lift a chunk, as a fraction of the question's best BM25 score.
+    :param symbol_boost: How far the rewrite's first symbol, matched against where things are defined (path and
+        qualified name), can lift a chunk, as a fraction of the question's best BM25 score; the n-th symbol
+        lifts 1/n of that.
     :param package_boost: The same for the rewrite's packages.
     :param k1: BM25 term-frequency saturation.
     :param b: BM25 length normalisation.
@@ -226,16 +234,16 @@ class CodeBM25Retriever:
         scores = index.scores(code_tokenize(query))
         top = float(scores.max()) if len(scores) else 0.0
         for names, boost in ((symbols or [], self.symbol_boost), (packages or [], self.package_boost)):
-            if not names or not boost or top <= 0.0:
+            if not boost or top <= 0.0:
                 continue
-            # Symbol-aware ranking: the rewrite's identifiers are matched against where things are defined
-            # (path, qualified name), scaled to the question's own best score so that they re-order the
-            # candidates without drowning the user's words.
-            tokens = [t for name in names for t in (name.lower().replace("_", ""), *split_identifier(name))]
-            head = index.head_scores(tokens)
-            best_head = float(head.max())
-            if best_head > 0.0:
-                scores = scores + (boost * top / best_head) * head
+            # Symbol-aware ranking: each identifier of the rewrite is matched against where things are defined
+            # (path, qualified name), scaled to the question's own best score so that it re-orders candidates
+            # without drowning the user's words; later (weaker) identifiers weigh less.
+            for position, name in enumerate(names):
+                head = index.head_scores([name.lower().replace("_", ""), *split_identifier(name)])
+                best_head = float(head.max())
+                if best_head > 0.0:
+                    scores = scores + (boost * top / (best_head * (position + 1))) * head
         order = np.argsort(-scores, kind="stable")
         results: list[Document] = []
         for position in order:

@@ -21,6 +21,7 @@ from rapidfuzz import fuzz, process
 
 from .identifiers import STOP_WORDS, find_identifiers, normalise, split_identifier, text_words, unique
 from .model import AliasDictionary
+from .testfiles import is_test_file
 
 HintKind = Literal["symbol", "package"]
 
@@ -46,6 +47,8 @@ class Hint:
     files: list[str] = field(default_factory=list)
     package: str | None = None
     reasons: list[str] = field(default_factory=list)
+    in_tests: bool = False
+    name_words: int = 0
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -56,6 +59,7 @@ class Hint:
             "files": self.files[:3],
             "package": self.package,
             "reasons": self.reasons,
+            "in_tests": self.in_tests,
         }
 
 
@@ -69,6 +73,13 @@ class _Target:
     files: list[str]
     package: str | None
     exported: bool
+
+    @property
+    def in_tests(self) -> bool:
+        """Defined only in test code: rarely what a question is after."""
+        return self.kind == "symbol" and (
+            self.name.lower().startswith("test") or all(is_test_file(path) for path in self.files)
+        )
 
 
 class HintIndex:
@@ -269,6 +280,8 @@ class HintIndex:
             files=list(target.files),
             package=target.package,
             reasons=list(why),
+            in_tests=target.in_tests,
+            name_words=len(target.content_words),
         )
 
     def _nickname_hits(self, lowered_question: str) -> Iterable[tuple[str, list[int]]]:

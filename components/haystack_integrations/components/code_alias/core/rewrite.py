@@ -60,11 +60,15 @@ def classify_intent(question: str) -> Intent:
     return "locate_symbol"
 
 
-STRONG_REASONS = ("exact", "fuzzy", "all-words", "nickname", "alias")
+STRONG_REASONS = ("exact", "fuzzy", "nickname", "alias")
+# All the words of a two-word name (`value_from_object`) turn up in questions by chance; of three, rarely.
+STRONG_ALL_WORDS = 3
 
 
 def _is_strong(hint: Hint) -> bool:
     """Evidence that names this identifier specifically, not just shares a word with it."""
+    if "all-words" in hint.reasons and hint.name_words >= STRONG_ALL_WORDS:
+        return True
     return any(reason.split(":", 1)[0] in STRONG_REASONS for reason in hint.reasons)
 
 
@@ -81,7 +85,8 @@ def select_hints(
 
     A hint must score at least `min_relative_score` of the best one. Hints backed only by shared words
     (a one-word name such as `data`, or docstring words) must reach `weak_relative_score`: a wrong identifier
-    in the rewrite costs more than a missing one. Dunder names (`__init__`) only enter when written out.
+    in the rewrite costs more than a missing one. Dunder names (`__init__`) and symbols defined only in tests
+    enter only when written out.
     """
     if not hints:
         return []
@@ -94,8 +99,8 @@ def select_hints(
         strong = _is_strong(hint)
         if not strong and hint.score < best * weak_relative_score:
             continue
-        if hint.name.startswith("__") and "exact" not in hint.reasons:
-            continue
+        if (hint.name.startswith("__") or hint.in_tests) and "exact" not in hint.reasons:
+            continue  # dunders and test helpers only when the question writes them out
         if hint.kind == "symbol" and symbols < max_symbols:
             symbols += 1
             chosen.append(hint)

@@ -1,0 +1,90 @@
+"""The identifier-aware BM25 retriever: tokenisation of identifiers, symbol-aware ranking, persistence."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from haystack import Document
+
+from haystack_integrations.components.code_alias import bm25 as bm25_module
+from haystack_integrations.components.code_alias.bm25 import CodeBM25Retriever
+from haystack_integrations.components.code_alias.store import CodeIndexDocumentStore
+
+
+def _chunk(path: str, symbol: str | None, content: str) -> Document:
+    return Document(
+        content=content,
+        meta={"file_path": path, "symbol": symbol, "qualified_name": f"{path[:-3].replace('/', '.')}.{symbol}"},
+    )
+
+
+DOCS = [
+    _chunk("pay/retry.py", "with_stripe_backoff", "def with_stripe_backoff(call):\n    return call()"),
+    _chunk("pay/client.py", "StripeClient", "class StripeClient:\n    # calls with_stripe_backoff for retries\n"),
+    _chunk("ledger/post.py", "post_journal", "def post_journal(entries):\n    pass"),
+    _chunk("ledger/util.py", "balance", "def balance(entries):\n    # retry retry retry\n    pass"),
+]
+
+
+def _retriever(tmp_path: Path) -> CodeBM25Retriever:
+    store = CodeIndexDocumentStore(index_dir=str(tmp_path))
+    store.write_documents(DOCS)
+    store.persist()
+    return CodeBM25Retriever(document_store=store, top_k=4)
+
+
+def test_camel_and_snake_case_words_are_searchable(tmp_path: Path) -> None:
+    retriever = _retriever(tmp_path)
+    found = retriever.run(query="stripe backoff")["documents"]
+    assert found[0].meta["file_path"] == "pay/retry.py"
+    assert retriever.run(query="withStripeBackoff")["documents"][0].meta["file_path"] == "pay/retry.py"
+
+
+def test_rewrite_symbol_lifts_its_definition_over_mere_mentions(tmp_path: Path) -> None:
+    retriever = _retriever(tmp_path)
+    plain = retriever.run(query="balance entries")["documents"]
+    assert plain[0].meta["file_path"] == "ledger/util.py"
+    retriever.symbol_boost = 1.0  # up to the question's best score
+    lifted = retriever.run(query="balance entries", symbols=["post_journal"])["documents"]
+    assert lifted[0].meta["file_path"] == "ledger/post.py"
+    # the boost is a fraction of the question's best score: with 0 the symbol changes nothing
+    retriever.symbol_boost = 0.0
+    unboosted = retriever.run(query="balance entries", symbols=["post_journal"])["documents"]
+    assert unboosted[0].meta["file_path"] == "ledger/util.py"
+
+
+def test_filters_and_top_k(tmp_path: Path) -> None:
+    retriever = _retriever(tmp_path)
+    filtered = retriever.run(
+        query="entries retry", filters={"field": "meta.file_path", "operator": "==", "value": "ledger/post.py"}
+    )["documents"]
+    assert [d.meta["file_path"] for d in filtered] == ["ledger/post.py"]
+    assert len(retriever.run(query="entries retry stripe", top_k=1)["documents"]) == 1
+
+
+def test_index_is_saved_and_reused_by_a_new_process(tmp_path: Path) -> None:
+    _retriever(tmp_path).warm_up()
+    saved = list(tmp_path.glob("bm25-*"))
+    assert len(saved) == 1 and (saved[0] / "head").is_dir()
+    bm25_module._INDEXES.clear()
+    calls: list[int] = []
+    original = bm25_module._Bm25Index.build
+
+    def counting_build(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        return original(*args, **kwargs)  # type: ignore[arg-type]
+
+    bm25_module._Bm25Index.build = counting_build  # type: ignore[method-assign,assignment]
+    try:
+        retriever = CodeBM25Retriever(document_store=CodeIndexDocumentStore(index_dir=str(tmp_path)))
+        assert retriever.run(query="stripe backoff")["documents"][0].meta["file_path"] == "pay/retry.py"
+    finally:
+        bm25_module._Bm25Index.build = original  # type: ignore[method-assign]
+    assert calls == []
+
+
+def test_round_trip(tmp_path: Path) -> None:
+    retriever = _retriever(tmp_path)
+    again = CodeBM25Retriever.from_dict(retriever.to_dict())
+    assert again.to_dict() == retriever.to_dict()
+    assert again.document_store.index_dir == str(tmp_path)
