@@ -100,12 +100,13 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
         """
         staging = InMemoryDocumentStore(index=f"{self.index}:staging:{id(documents)}")
         staging.write_documents(documents)
-        for storage in (
+        storages: tuple[dict[str, Any], ...] = (
             _memory._STORAGES,
             _memory._BM25_STATS_STORAGES,
             _memory._AVERAGE_DOC_LEN_STORAGES,
             _memory._FREQ_VOCAB_FOR_IDF_STORAGES,
-        ):
+        )
+        for storage in storages:
             storage[self.index] = storage.pop(staging.index)
 
     def reload(self) -> None:
