@@ -11,7 +11,7 @@ Rare words weigh more than common ones (IDF over the dictionary's symbols).
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
@@ -106,6 +106,9 @@ class HintIndex:
         by_name: dict[str, int] = {}
         doc_words: dict[int, set[str]] = defaultdict(set)
         aliases: dict[int, set[str]] = defaultdict(set)
+        # Inside one project its own name is in every question and many identifiers (`django_table_names`):
+        # package words say nothing about which symbol is meant, so symbol names are matched without them.
+        package_words = {w for p in dictionary.packages for w in p.words} | _project_words(dictionary)
         for entry in dictionary.symbols:
             index = by_name.get(entry.name)
             if index is None:
@@ -117,7 +120,8 @@ class HintIndex:
                         kind="symbol",
                         name=entry.name,
                         words=words,
-                        content_words=frozenset(w for w in words if w not in STOP_WORDS),
+                        content_words=frozenset(w for w in words if w not in STOP_WORDS and w not in package_words)
+                        or frozenset(w for w in words if w not in STOP_WORDS),
                         qualified_names=[],
                         files=[],
                         package=entry.package,
@@ -346,6 +350,16 @@ class HintIndex:
                         hints.append(self._hint(index, score / 100.0, ["fuzzy"]))
         hints.sort(key=lambda h: (-h.score, len(h.name), h.name))
         return hints[:limit]
+
+
+def _project_words(dictionary: AliasDictionary, share: float = 0.2) -> set[str]:
+    """
+    Words of the top-level module that holds at least `share` of the symbols (`django`, `sympy`): the project's
+    own name, known even for a tree without manifests (an unpacked wheel).
+    """
+    roots = Counter(entry.qualified_name.split(".", 1)[0] for entry in dictionary.symbols)
+    total = max(1, len(dictionary.symbols))
+    return {w for root, count in roots.items() if count >= share * total for w in split_identifier(root)}
 
 
 def unique_ints(items: Iterable[int]) -> list[int]:

@@ -84,8 +84,8 @@ def select_hints(
     Keep the hints strong enough to put into the rewrite.
 
     A hint must score at least `min_relative_score` of the best one. Hints backed only by shared words
-    (a one-word name such as `data`, or docstring words) must reach `weak_relative_score`: a wrong identifier
-    in the rewrite costs more than a missing one. Dunder names (`__init__`) and symbols defined only in tests
+    (a one-word name such as `data`) must also match docstring words and reach `weak_relative_score`: a wrong
+    identifier in the rewrite costs more than a missing one. Dunder names (`__init__`) and symbols defined only in tests
     enter only when written out.
     """
     if not hints:
@@ -96,8 +96,12 @@ def select_hints(
     for hint in hints:
         if hint.score < best * min_relative_score:
             break
-        strong = _is_strong(hint)
-        if not strong and hint.score < best * weak_relative_score:
+        # Without specific evidence, a hint needs two independent signals (its name's words and its
+        # docstring's) and a score close to the best.
+        if not _is_strong(hint) and (
+            hint.score < best * weak_relative_score
+            or (hint.kind == "symbol" and not {"words", "doc"} <= set(hint.reasons))
+        ):
             continue
         if (hint.name.startswith("__") or hint.in_tests) and "exact" not in hint.reasons:
             continue  # dunders and test helpers only when the question writes them out
