@@ -88,3 +88,10 @@ def test_round_trip(tmp_path: Path) -> None:
     again = CodeBM25Retriever.from_dict(retriever.to_dict())
     assert again.to_dict() == retriever.to_dict()
     assert again.document_store.index_dir == str(tmp_path)
+
+
+def test_symbols_without_words_are_ignored(tmp_path: Path) -> None:
+    retriever = _retriever(tmp_path)
+    # `_` has no letters: it must neither match nor break scoring (bm25s keeps an empty token internally)
+    found = retriever.run(query="stripe backoff", symbols=["_", "__"])["documents"]
+    assert found[0].meta["file_path"] == "pay/retry.py"

@@ -113,7 +113,8 @@ class _Bm25Index:
         return self._scores(self.model, self.vocabulary, tokens)
 
     def _scores(self, model: bm25s.BM25, vocabulary: dict[str, int], tokens: list[str]) -> np.ndarray:
-        known = [t for t in tokens if t in vocabulary]
+        # bm25s adds an empty token to the vocabulary it is given; it is not a term of any document.
+        known = [t for t in tokens if t and t in vocabulary]
         if not known or not self.documents:
             return np.zeros(len(self.documents), dtype=np.float32)
         try:
