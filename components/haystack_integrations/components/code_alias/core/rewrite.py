@@ -105,6 +105,8 @@ def select_hints(
             continue
         if (hint.name.startswith("__") or hint.in_tests) and "exact" not in hint.reasons:
             continue  # dunders and test helpers only when the question writes them out
+        if not identifier_phrase(hint.name):
+            continue  # `_` and the like name nothing a search could use
         if hint.kind == "symbol" and symbols < max_symbols:
             symbols += 1
             chosen.append(hint)
