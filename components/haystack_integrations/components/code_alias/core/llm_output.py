@@ -237,10 +237,8 @@ def _close_truncated(text: str) -> Any:
             stack.pop()
     if not stack:
         return None
-    if in_string and stack[-1] == "]":
-        body = text[:string_start]  # a list item cut mid-name is not a name: drop it
-    else:
-        body = text + ('"' if in_string else "")
+    # A list item cut mid-name is not a name: drop it. A cut string value is kept and closed.
+    body = text[:string_start] if in_string and stack[-1] == "]" else text + ('"' if in_string else "")
     closers = "".join(reversed(stack))
     for candidate in (
         body + closers,
