@@ -95,3 +95,33 @@ def test_symbols_without_words_are_ignored(tmp_path: Path) -> None:
     # `_` has no letters: it must neither match nor break scoring (bm25s keeps an empty token internally)
     found = retriever.run(query="stripe backoff", symbols=["_", "__"])["documents"]
     assert found[0].meta["file_path"] == "pay/retry.py"
+
+
+def test_embedding_retriever_ranks_by_cosine_and_filters(tmp_path: Path) -> None:
+    from haystack_integrations.components.code_alias.embedding_retriever import CodeEmbeddingRetriever
+
+    store = CodeIndexDocumentStore(index_dir=str(tmp_path))
+    store.write_documents(
+        [
+            Document(content="a", meta={"file_path": "a.py"}, embedding=[1.0, 0.0]),
+            Document(content="b", meta={"file_path": "b.py"}, embedding=[0.7, 0.7]),
+            Document(content="c", meta={"file_path": "c.py"}, embedding=[-1.0, 0.0]),
+            Document(content="no vector", meta={"file_path": "d.py"}),
+        ]
+    )
+    retriever = CodeEmbeddingRetriever(document_store=store, top_k=3)
+    found = retriever.run(query_embedding=[2.0, 0.1])["documents"]
+    assert [d.meta["file_path"] for d in found] == ["a.py", "b.py", "c.py"]
+    assert found[0].score is not None and abs(found[0].score - 0.99875) < 1e-3
+    assert found[0].embedding is None
+    only_b = retriever.run(
+        query_embedding=[2.0, 0.1], filters={"field": "meta.file_path", "operator": "==", "value": "b.py"}
+    )["documents"]
+    assert [d.meta["file_path"] for d in only_b] == ["b.py"]
+    scaled = retriever.run(query_embedding=[2.0, 0.1], scale_score=True, top_k=3)["documents"]
+    assert scaled[-1].score is not None and 0.0 <= scaled[-1].score < 0.01
+    import pytest
+
+    with pytest.raises(ValueError, match="same embedding model"):
+        retriever.run(query_embedding=[1.0, 0.0, 0.0])
+    assert CodeEmbeddingRetriever.from_dict(retriever.to_dict()).to_dict() == retriever.to_dict()

@@ -16,6 +16,7 @@ _EXPORTS = {
     "CodeSplitter": "splitter",
     "QueryComposer": "composer",
     "CodeBM25Retriever": "bm25",
+    "CodeEmbeddingRetriever": "embedding_retriever",
     "CodeDocumentEmbedder": "embedders",
     "CodeTextEmbedder": "embedders",
     "CodeIndexDocumentStore": "store",
@@ -32,6 +33,7 @@ __all__ = [
     "AliasDictionaryBuilder",
     "CodeBM25Retriever",
     "CodeDocumentEmbedder",
+    "CodeEmbeddingRetriever",
     "CodeFileReader",
     "CodeIndexDocumentStore",
     "CodeSplitter",
@@ -53,6 +55,7 @@ if TYPE_CHECKING:
     from .core.model import AliasDictionary
     from .dictionary_builder import AliasDictionaryBuilder
     from .embedders import CodeDocumentEmbedder, CodeTextEmbedder
+    from .embedding_retriever import CodeEmbeddingRetriever
     from .faithfulness import SymbolFaithfulnessFilter
     from .reader import CodeFileReader
     from .results import FileRanker

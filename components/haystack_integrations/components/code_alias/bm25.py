@@ -123,7 +123,8 @@ class _Bm25Index:
             raise Bm25IndexError(f"the saved BM25 index does not match its vocabulary ({error}); re-index") from error
 
 
-def _fingerprint(store: InMemoryDocumentStore) -> tuple[str, list[Document]]:
+def fingerprint(store: InMemoryDocumentStore) -> tuple[str, list[Document]]:
+    """A key that changes whenever the store's documents do, and the documents in a stable order."""
     documents = sorted(store.storage.values(), key=lambda d: d.id)
     digest = hashlib.sha1("\n".join(d.id for d in documents).encode()).hexdigest()
     return f"{store.index}:{digest}", documents
@@ -186,7 +187,7 @@ class CodeBM25Retriever:
         reload = getattr(self.document_store, "reload", None)
         if callable(reload):
             reload()
-        key, documents = _fingerprint(self.document_store)
+        key, documents = fingerprint(self.document_store)
         cache_key = (key, f"{self.k1}:{self.b}")
         with _INDEX_LOCK:
             index = _INDEXES.get(cache_key)

@@ -37,7 +37,7 @@ SWAPS: dict[str, tuple[str, tuple[str, ...]]] = {
         # retriever fractions of the best score; each backend keeps its own defaults.
         ("top_k", "filters", "filter_policy"),
     ),
-    "haystack.components.retrievers.in_memory.embedding_retriever.InMemoryEmbeddingRetriever": (
+    f"{_PACKAGE}.embedding_retriever.CodeEmbeddingRetriever": (
         f"{_PACKAGE}.elasticsearch.retriever.CodeElasticsearchEmbeddingRetriever",
         ("top_k", "filters", "filter_policy"),
     ),
