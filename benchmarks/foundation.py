@@ -28,10 +28,10 @@ from typing import Any
 os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from haystack_integrations.components.code_alias.core.builder import DictionaryBuilder  # noqa: E402
-from haystack_integrations.components.code_alias.core.hints import HintIndex  # noqa: E402
-from haystack_integrations.components.code_alias.rewriter import ConstrainedQueryRewriter  # noqa: E402
-from haystack_integrations.components.code_alias.search import CodeSearch  # noqa: E402
+from haystack_integrations.components.code_alias.core.builder import DictionaryBuilder
+from haystack_integrations.components.code_alias.core.hints import HintIndex
+from haystack_integrations.components.code_alias.rewriter import ConstrainedQueryRewriter
+from haystack_integrations.components.code_alias.search import CodeSearch
 
 CACHE = Path(".bench-cache")
 FALLBACK_QUESTIONS = [
