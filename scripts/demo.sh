@@ -9,6 +9,6 @@ bash scripts/setup.sh
 . .venv/bin/activate
 export HAYSTACK_TELEMETRY_ENABLED=False HF_HUB_OFFLINE=1
 REPO="${1:-components}"
-QUESTION="${2:-where is the code that breaks camelCase names into words?}"
+QUESTION="${2:-where do we split camelCase identifiers into words?}"
 code-alias --index-dir .code-alias index "$REPO"
 code-alias --index-dir .code-alias ask "$QUESTION" --top-k 5
