@@ -172,7 +172,9 @@ def check_rewrite(
     :param rewritten: The rewritten question.
     :param symbols: Proposed symbol names.
     :param packages: Proposed package names.
-    :param question: The raw question; only used when nothing is left of the rewritten text.
+    :param question: The raw question: identifiers the user wrote there are not scrubbed from the text (the raw
+        question reaches BM25 anyway), unless they were proposed as symbols/packages and dropped; and the
+        rewritten text when nothing is left of it.
     :param scrub_text: Also remove identifier-looking words of the rewritten text that the dictionary lacks.
     """
     result = FaithfulRewrite(
@@ -238,7 +240,8 @@ def check_rewrite(
         if name != canonical and name:
             text = _token_pattern(name).sub(canonical.replace("\\", "\\\\"), text)
     if scrub_text:
-        known = set(result.symbols) | set(result.packages)
+        known = set(result.symbols) | set(result.packages) | (set(find_identifiers(question)) if question else set())
+        known -= set(removed)
         for token in dict.fromkeys(find_identifiers(text)):
             if token in known or not _identifier_like(token):
                 continue
@@ -268,7 +271,9 @@ class SymbolFaithfulnessFilter:
 
     Put it right after `ConstrainedQueryRewriter` (the LLM query pipeline always has it): exact names are kept,
     a unique case-insensitive match is canonicalised (`accessgate` -> `AccessGate`), a retired name becomes its new
-    name, and the rest is dropped with a reason, from the lists and from the rewritten text.
+    name, and the rest is dropped with a reason, from the lists and from the rewritten text. Identifier-looking
+    words of the rewritten text that the dictionary lacks are removed too, except those the user wrote in the
+    question (given as `question`) and did not get proposed as a symbol or package.
 
     ### Usage example
 
@@ -328,7 +333,8 @@ class SymbolFaithfulnessFilter:
         :param rewritten: The rewritten question.
         :param symbols: Proposed symbol names.
         :param packages: Proposed package names.
-        :param question: The raw question; used only when nothing is left of the rewritten text.
+        :param question: The raw question: identifiers written there survive the text scrub (not the lists), and
+            it stands in for the rewritten text when nothing is left of that.
         :returns: `rewritten`, `symbols`, `packages` (known identifiers only, canonical spelling), `dropped`
             (`{name, kind, reason}` per removed identifier) and `counts`.
         """
