@@ -284,10 +284,5 @@ class CodeBM25Retriever:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CodeBM25Retriever:
-        from haystack.core.serialization import import_class_by_name
-
-        params = data.get("init_parameters", {})
-        store_data = params["document_store"]
-        store_class = import_class_by_name(store_data["type"])
-        params["document_store"] = store_class.from_dict(store_data)  # type: ignore[attr-defined]
+        """Deserialise; the nested store is rebuilt from its recorded type by `default_from_dict`."""
         return default_from_dict(cls, data)

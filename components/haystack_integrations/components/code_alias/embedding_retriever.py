@@ -140,9 +140,5 @@ class CodeEmbeddingRetriever:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CodeEmbeddingRetriever:
-        from haystack.core.serialization import import_class_by_name
-
-        params = data.get("init_parameters", {})
-        store_data = params["document_store"]
-        params["document_store"] = import_class_by_name(store_data["type"]).from_dict(store_data)  # type: ignore[attr-defined]
+        """Deserialise; the nested store is rebuilt from its recorded type by `default_from_dict`."""
         return default_from_dict(cls, data)

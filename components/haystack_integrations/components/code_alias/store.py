@@ -208,6 +208,5 @@ class DocumentStorePersister:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> DocumentStorePersister:
-        params = data.get("init_parameters", {})
-        params["document_store"] = CodeIndexDocumentStore.from_dict(params["document_store"])
+        """Deserialise; the nested store is rebuilt from its recorded type by `default_from_dict`."""
         return default_from_dict(cls, data)
