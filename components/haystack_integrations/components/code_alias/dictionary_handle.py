@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import Any, TypeVar
 
 from .core.hints import HintIndex
 from .core.model import AliasDictionary
@@ -73,3 +74,30 @@ class StaticDictionaryHandle(DictionaryHandle):
     def _current(self) -> tuple[AliasDictionary, HintIndex]:
         assert self._dictionary is not None and self._hints is not None
         return self._dictionary, self._hints
+
+
+_User = TypeVar("_User", bound="UsesDictionary")
+
+
+class UsesDictionary:
+    """
+    For components that read the alias dictionary: from `dictionary_path` / `index_dir` (shared, reloaded when
+    the file changes), or from a dictionary object given with `from_dictionary`.
+    """
+
+    dictionary_path: str | None
+    index_dir: str | None
+    _handle: DictionaryHandle | None = None
+
+    @classmethod
+    def from_dictionary(cls: type[_User], dictionary: AliasDictionary, **kwargs: Any) -> _User:
+        """The component over a dictionary object (no file), e.g. in a notebook or a test."""
+        user = cls(**kwargs)
+        user._handle = StaticDictionaryHandle(dictionary)
+        return user
+
+    @property
+    def handle(self) -> DictionaryHandle:
+        if self._handle is None:
+            self._handle = DictionaryHandle.for_path(dictionary_file(self.dictionary_path, self.index_dir))
+        return self._handle

@@ -18,7 +18,7 @@ from haystack import component, default_from_dict, default_to_dict
 from .core.identifiers import find_identifiers
 from .core.llm_output import clean_name
 from .core.model import AliasDictionary
-from .dictionary_handle import DictionaryHandle, StaticDictionaryHandle, dictionary_file
+from .dictionary_handle import DictionaryHandle, UsesDictionary
 
 # Mixed-case words of ordinary tech prose that are not code identifiers; never scrubbed from the text.
 PROSE_WORDS: frozenset[str] = frozenset(
@@ -265,7 +265,7 @@ def check_rewrite(
 
 
 @component
-class SymbolFaithfulnessFilter:
+class SymbolFaithfulnessFilter(UsesDictionary):
     """
     Drops every symbol and package of a rewrite that the alias dictionary does not know.
 
@@ -299,19 +299,6 @@ class SymbolFaithfulnessFilter:
         self.index_dir = index_dir
         self.scrub_text = scrub_text
         self._handle: DictionaryHandle | None = None
-
-    @classmethod
-    def from_dictionary(cls, dictionary: AliasDictionary, **kwargs: Any) -> SymbolFaithfulnessFilter:
-        """A filter over a dictionary object (no file), e.g. in a notebook or a test."""
-        check = cls(**kwargs)
-        check._handle = StaticDictionaryHandle(dictionary)
-        return check
-
-    @property
-    def handle(self) -> DictionaryHandle:
-        if self._handle is None:
-            self._handle = DictionaryHandle.for_path(dictionary_file(self.dictionary_path, self.index_dir))
-        return self._handle
 
     def warm_up(self) -> None:
         """Load the dictionary now (a changed file is reloaded on use)."""

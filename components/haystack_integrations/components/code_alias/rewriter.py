@@ -29,9 +29,8 @@ from haystack.utils import Secret, deserialize_chatgenerator_inplace
 from .cache import RewriteCache, cache_key, config_fingerprint, make_rewrite_cache
 from .core.hints import Hint
 from .core.llm_output import UnusableAnswer, parse_rewrite_answer, rewrite_json_schema
-from .core.model import AliasDictionary
 from .core.rewrite import INTENTS, Rewrite, classify_intent, dictionary_rewrite
-from .dictionary_handle import DictionaryHandle, StaticDictionaryHandle, dictionary_file
+from .dictionary_handle import DictionaryHandle, UsesDictionary
 from .rewrite_log import RewriteLog
 
 logger = logging.getLogger(__name__)
@@ -155,7 +154,7 @@ class _Plan:
 
 
 @component
-class ConstrainedQueryRewriter:
+class ConstrainedQueryRewriter(UsesDictionary):
     """
     Rewrites an informal code question into `{rewritten, symbols, packages, intent}` whose identifiers all exist.
 
@@ -285,19 +284,6 @@ class ConstrainedQueryRewriter:
         self._generator_error: str | None = None
         self._takes_generation_kwargs = self._accepts(chat_generator, "run", "generation_kwargs")
         self._takes_generation_kwargs_async = self._accepts(chat_generator, "run_async", "generation_kwargs")
-
-    @classmethod
-    def from_dictionary(cls, dictionary: AliasDictionary, **kwargs: Any) -> ConstrainedQueryRewriter:
-        """A rewriter over a dictionary object (no file), e.g. in a notebook or a test."""
-        rewriter = cls(**kwargs)
-        rewriter._handle = StaticDictionaryHandle(dictionary)
-        return rewriter
-
-    @property
-    def handle(self) -> DictionaryHandle:
-        if self._handle is None:
-            self._handle = DictionaryHandle.for_path(dictionary_file(self.dictionary_path, self.index_dir))
-        return self._handle
 
     # ---- lifecycle -----------------------------------------------------------------------------------------
     def warm_up(self) -> None:
