@@ -142,10 +142,16 @@ class CodeDocumentEmbedder:
             folder = Path(self.cache_dir or shared or resolve_index_dir() / EMBEDDING_CACHE_DIR)
             self._cache = EmbeddingCache(folder / "vectors.sqlite")
 
-    def _key(self, document: Document) -> str:
+    def cache_key(self, document: Document) -> str:
+        """The content hash a chunk's vector is cached under (model, sequence length, embedded fields, code)."""
         fields = [str(document.meta.get(f) or "") for f in self.meta_fields_to_embed]
         blob = "\x1f".join([self.model, str(self.max_seq_length), *fields, document.content or ""])
         return hashlib.sha1(blob.encode("utf-8", "surrogatepass")).hexdigest()
+
+    def text_to_embed(self, document: Document) -> str:
+        """The exact text the model reads for a chunk (the wrapped Haystack embedder's own rule)."""
+        values = [str(document.meta[f]) for f in self.meta_fields_to_embed if document.meta.get(f) is not None]
+        return "\n".join([*values, document.content or ""])
 
     @component.output_types(documents=list[Document], meta=dict[str, Any])
     def run(self, documents: list[Document]) -> dict[str, Any]:
@@ -155,14 +161,13 @@ class CodeDocumentEmbedder:
         """
         self.warm_up()
         assert self._embedder is not None
-        keys = [self._key(d) for d in documents]
+        keys = [self.cache_key(d) for d in documents]
         cached = self._cache.get_many(keys) if self._cache is not None else {}
         missing = [d for d, k in zip(documents, keys, strict=True) if k not in cached]
         if missing:
             embedded = self._embedder.run(documents=[Document(content=d.content, meta=d.meta) for d in missing])
-            fresh = {
-                self._key(d): e.embedding for d, e in zip(missing, embedded["documents"], strict=True) if e.embedding
-            }
+            pairs = zip(missing, embedded["documents"], strict=True)
+            fresh = {self.cache_key(d): e.embedding for d, e in pairs if e.embedding}
             if self._cache is not None:
                 self._cache.put_many(fresh)
             cached.update(fresh)
