@@ -65,6 +65,18 @@ def test_each_retriever_ranking_is_exposed(indexed: tuple[CodeSearch, Path]) -> 
     assert raw.rewrite["used"] is False
 
 
+def test_rewrite_reaches_the_ranking_as_its_own_fused_list(indexed: tuple[CodeSearch, Path]) -> None:
+    search, _ = indexed
+    question = "who decides what the bouncer lets in"
+    answer = search.ask(question, top_k=3)
+    # BM25 reads the question as written; the nickname's symbol arrives through its definitions
+    assert answer.definition_documents[0].meta["symbol"] == "AccessGate"
+    assert answer.ranking("bm25")[0].meta["symbol"] == "AccessGate"
+    assert answer.ranking("embedding")[0].meta["symbol"] == "AccessGate"
+    raw = search.ask(question, top_k=3, use_rewrite=False)
+    assert raw.definition_documents == [] and raw.ranking("bm25") == raw.bm25_documents
+
+
 def test_incremental_reindex_writes_only_changed_files(indexed: tuple[CodeSearch, Path]) -> None:
     search, repo = indexed
     again = search.index(repo)

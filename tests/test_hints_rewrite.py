@@ -119,7 +119,7 @@ def test_dictionary_rewrite_uses_only_dictionary_names(dictionary: AliasDictiona
         assert dictionary.resolve_package(name) == name
 
 
-def test_compose_query_expands_splits_and_optional_filters() -> None:
+def test_compose_query_keeps_the_question_for_bm25_and_expands_only_when_asked() -> None:
     composed = compose_query(
         "retry helper?",
         rewritten="retry helper? | withStripeBackoff",
@@ -127,8 +127,12 @@ def test_compose_query_expands_splits_and_optional_filters() -> None:
         packages=["@acme/payments-core"],
         filter_by_package=True,
     )
+    assert composed.bm25_query == "retry helper?"
+    expanded = compose_query(
+        "retry helper?", symbols=["withStripeBackoff"], packages=["@acme/payments-core"], expand_bm25_query=True
+    )
     assert (
-        composed.bm25_query
+        expanded.bm25_query
         == "retry helper? withStripeBackoff with stripe backoff @acme/payments-core acme payments core"
     )
     assert composed.embedding_query == "retry helper? | withStripeBackoff"

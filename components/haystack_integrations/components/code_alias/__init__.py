@@ -16,6 +16,7 @@ _EXPORTS = {
     "CodeSplitter": "splitter",
     "QueryComposer": "composer",
     "CodeBM25Retriever": "bm25",
+    "SymbolDefinitionRetriever": "definitions",
     "CodeEmbeddingRetriever": "embedding_retriever",
     "CodeDocumentEmbedder": "embedders",
     "CodeTextEmbedder": "embedders",
@@ -45,6 +46,7 @@ __all__ = [
     "IndexSyncPlanner",
     "IndexSyncWriter",
     "QueryComposer",
+    "SymbolDefinitionRetriever",
     "SymbolFaithfulnessFilter",
 ]
 
@@ -53,6 +55,7 @@ if TYPE_CHECKING:
     from .composer import QueryComposer
     from .core.hints import HintIndex
     from .core.model import AliasDictionary
+    from .definitions import SymbolDefinitionRetriever
     from .dictionary_builder import AliasDictionaryBuilder
     from .embedders import CodeDocumentEmbedder, CodeTextEmbedder
     from .embedding_retriever import CodeEmbeddingRetriever

@@ -14,8 +14,9 @@ class QueryComposer:
     """
     Turns a rewrite into what each retriever needs.
 
-    BM25 text = the raw question + every symbol and package with its word split; embedding text = the rewritten
-    question; filters (optional) restrict retrieval to the rewrite's packages.
+    BM25 text = the question as the user wrote it (optionally + every symbol and package with its word split);
+    embedding text = the rewritten question; symbols go on to `SymbolDefinitionRetriever`, whose list is fused
+    with the others; filters (optional) restrict retrieval to the rewrite's packages.
 
     ### Usage example
 
@@ -24,16 +25,22 @@ class QueryComposer:
 
     out = QueryComposer().run(question="payments retry helper?", rewritten="payments retry helper? withStripeBackoff",
                               symbols=["withStripeBackoff"], packages=["@acme/payments-core"])
-    print(out["bm25_query"])   # payments retry helper? withStripeBackoff with stripe backoff @acme/payments-core ...
+    print(out["bm25_query"])   # payments retry helper?
+    print(out["symbols"])      # ['withStripeBackoff']
     ```
 
     :param filter_by_package: Restrict retrieval to the packages the rewrite names.
     :param use_rewrite: False turns the rewrite off (the raw question goes to both retrievers), for ablations.
+    :param expand_bm25_query: Append the rewrite's symbols and packages (and their word splits) to the BM25 text;
+        off by default: measured worse than fusing their definitions (BENCHMARKS.md).
     """
 
-    def __init__(self, *, filter_by_package: bool = False, use_rewrite: bool = True) -> None:
+    def __init__(
+        self, *, filter_by_package: bool = False, use_rewrite: bool = True, expand_bm25_query: bool = False
+    ) -> None:
         self.filter_by_package = filter_by_package
         self.use_rewrite = use_rewrite
+        self.expand_bm25_query = expand_bm25_query
 
     @component.output_types(
         bm25_query=str, embedding_query=str, symbols=list[str], packages=list[str], filters=dict[str, Any] | None
@@ -61,6 +68,7 @@ class QueryComposer:
             symbols=symbols if active else None,
             packages=packages if active else None,
             filter_by_package=self.filter_by_package,
+            expand_bm25_query=self.expand_bm25_query,
         )
         return {
             "bm25_query": composed.bm25_query,
@@ -86,7 +94,12 @@ class QueryComposer:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(self, filter_by_package=self.filter_by_package, use_rewrite=self.use_rewrite)
+        return default_to_dict(
+            self,
+            filter_by_package=self.filter_by_package,
+            use_rewrite=self.use_rewrite,
+            expand_bm25_query=self.expand_bm25_query,
+        )
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> QueryComposer:

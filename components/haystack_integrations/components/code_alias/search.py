@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from haystack import Document, Pipeline
+from haystack.components.joiners import DocumentJoiner
 
 from .paths import DICTIONARY_FILE, INDEX_DIR_ENV, resolve_index_dir
 from .results import rank_files
@@ -81,6 +82,7 @@ class AskResult:
     rewrite: dict[str, Any]
     bm25_documents: list[Document] = field(default_factory=list)
     embedding_documents: list[Document] = field(default_factory=list)
+    definition_documents: list[Document] = field(default_factory=list)
     seconds: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
@@ -92,14 +94,21 @@ class AskResult:
         }
 
     def ranking(self, retrieval: str) -> list[Document]:
-        """The chunk ranking of one retrieval mode: "hybrid", "bm25" or "embedding"."""
+        """
+        The chunk ranking of one retrieval mode: "hybrid", "bm25" or "embedding".
+
+        "bm25" and "embedding" are that retriever's list fused (RRF, like the pipeline's joiner) with the chunks
+        defining the rewrite's symbols, when the rewrite named any: the rewrite reaches every mode the same way.
+        """
         if retrieval == "hybrid":
             return self.documents
-        if retrieval == "bm25":
-            return self.bm25_documents
-        if retrieval == "embedding":
-            return self.embedding_documents
-        raise ValueError(f"unknown retrieval {retrieval!r}; expected hybrid, bm25 or embedding")
+        if retrieval not in ("bm25", "embedding"):
+            raise ValueError(f"unknown retrieval {retrieval!r}; expected hybrid, bm25 or embedding")
+        own = self.bm25_documents if retrieval == "bm25" else self.embedding_documents
+        if not self.definition_documents:
+            return own
+        joined = DocumentJoiner(join_mode="reciprocal_rank_fusion").run([own, self.definition_documents])
+        return list(joined["documents"])
 
 
 class CodeSearch:
@@ -246,7 +255,15 @@ class CodeSearch:
                     data.setdefault(name, {})["top_k"] = candidates
         started = time.perf_counter()
         output = pipeline.run(
-            data, include_outputs_from={"rewriter", "bm25_retriever", "embedding_retriever", "joiner", "faithfulness"}
+            data,
+            include_outputs_from={
+                "rewriter",
+                "bm25_retriever",
+                "embedding_retriever",
+                "definitions",
+                "joiner",
+                "faithfulness",
+            },
         )
         seconds = time.perf_counter() - started
         rewriter = output.get("rewriter", {})
@@ -260,7 +277,6 @@ class CodeSearch:
             "meta": rewriter.get("meta", {}),
             "used": use_rewrite,
         }
-        # The lexical pipeline has no joiner: its ranking is BM25's.
         documents = output.get("joiner", output.get("bm25_retriever", {})).get("documents", [])
         return AskResult(
             question=question,
@@ -269,5 +285,6 @@ class CodeSearch:
             rewrite=rewrite,
             bm25_documents=output.get("bm25_retriever", {}).get("documents", []),
             embedding_documents=output.get("embedding_retriever", {}).get("documents", []),
+            definition_documents=output.get("definitions", {}).get("documents", []),
             seconds=seconds,
         )

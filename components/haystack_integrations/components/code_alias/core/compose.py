@@ -1,7 +1,8 @@
 """Query composition: one rewrite -> the text each retriever should see.
 
-BM25 gets the raw question plus every expanded symbol and package with its word split (exact identifier
-tokens score highest because the code tokenizer keeps identifiers whole as well as split). The embedder
+BM25 gets the user's question as written: the rewrite's symbols reach the ranking through their own list
+(`SymbolDefinitionRetriever`, fused by reciprocal rank), which measured better than adding them to the BM25
+text (`expand_bm25_query=True`, kept for ablations and for stores without that retriever). The embedder
 gets the rewritten question. Filters from packages are optional: a wrong package filter loses the answer,
 so it is off unless asked for.
 """
@@ -32,6 +33,7 @@ def compose_query(
     symbols: list[str] | None = None,
     packages: list[str] | None = None,
     filter_by_package: bool = False,
+    expand_bm25_query: bool = False,
 ) -> ComposedQuery:
     """
     Compose the BM25 and embedding texts.
@@ -41,11 +43,12 @@ def compose_query(
     :param symbols: Identifiers from the rewrite.
     :param packages: Package names from the rewrite.
     :param filter_by_package: Restrict retrieval to the rewrite's packages (Haystack filter syntax).
+    :param expand_bm25_query: Append every symbol and package, with its word split, to the BM25 text.
     """
     symbols = unique(symbols or [])
     packages = unique(packages or [])
     parts = [question.strip()]
-    for name in [*symbols, *packages]:
+    for name in [*symbols, *packages] if expand_bm25_query else []:
         parts.append(name)
         phrase = identifier_phrase(name)
         if phrase and phrase != name.lower():
