@@ -232,7 +232,13 @@ class CodeSearch:
         _ = self.query_pipeline
 
     def ask(
-        self, question: str, *, top_k: int = 10, use_rewrite: bool = True, candidates: int | None = None
+        self,
+        question: str,
+        *,
+        top_k: int = 10,
+        use_rewrite: bool = True,
+        candidates: int | None = None,
+        mode: Literal["dictionary", "llm"] | None = None,
     ) -> AskResult:
         """
         Answer a question with ranked files and chunks.
@@ -241,14 +247,23 @@ class CodeSearch:
         :param top_k: Files to return.
         :param use_rewrite: False sends the raw question to both retrievers (the ablation baseline).
         :param candidates: Chunks each retriever returns before fusion (default: the pipeline's setting).
+        :param mode: The rewrite for this question on an LLM search ("dictionary" or "llm"); None = the
+            rewriter's own setting. One LLM pipeline thus serves both, with one copy of the models.
+        :raises ValueError: An empty question, or `mode="llm"` on a search built without `llm=True`.
         """
         if not question or not question.strip():
             raise ValueError("question must be a non-empty string")
+        if mode not in (None, "dictionary", "llm"):
+            raise ValueError(f"mode must be 'dictionary' or 'llm', got {mode!r}")
+        if mode == "llm" and not self.llm:
+            raise ValueError("mode='llm' needs CodeSearch(llm=True)")
         pipeline = self.query_pipeline
         data: dict[str, dict[str, Any]] = {
             name: {"question": question} for name, sockets in pipeline.inputs().items() if "question" in sockets
         }
         data.setdefault("composer", {})["use_rewrite"] = use_rewrite
+        if mode is not None and self.llm:
+            data.setdefault("rewriter", {})["mode"] = mode
         if candidates:
             for name in ("bm25_retriever", "embedding_retriever", "joiner"):
                 if name in pipeline.graph.nodes:

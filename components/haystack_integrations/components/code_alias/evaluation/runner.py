@@ -484,6 +484,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--lexical", action="store_true", help="BM25-only pipelines (no embedding model): embedding/hybrid skipped"
     )
     run.add_argument("--searcher", default=None, help=f"module:factory (default {DEFAULT_SEARCHER_FACTORY})")
+    llm = run.add_argument_group("LLM rewrite (the `llm` rewrite rows)")
+    llm.add_argument("--llm-gguf", metavar="PATH", help="a local GGUF model (llama.cpp)")
+    llm.add_argument("--llm-openai-base-url", metavar="URL", help="an OpenAI-compatible server")
+    llm.add_argument("--llm-model", help="the model name on that server")
+    llm.add_argument("--llm-timeout", type=float, default=60.0, help="seconds per rewrite before falling back")
+    llm.add_argument("--llm-max-hints", type=int, help="dictionary hints offered to the model (default 40)")
 
     pre = commands.add_parser("prefetch", help="obtain every corpus and report coverage")
     add_items(pre)
