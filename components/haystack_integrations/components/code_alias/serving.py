@@ -373,8 +373,7 @@ class CodeAliasService:
         """
         self._set_torch_threads()
         try:
-            for mode in self.modes:
-                self._search(mode)
+            self._search()
         except HTTPException as error:
             logger.warning("code-alias: %s", error.detail)
 
@@ -393,39 +392,44 @@ class CodeAliasService:
         torch.set_num_threads(threads)
         self._torch_threads = torch.get_num_threads()
 
-    def _search(self, mode: Mode) -> CodeSearch:
+    def _search(self) -> CodeSearch:
         """
-        The warmed `CodeSearch` of a mode, loaded on first use.
+        The warmed `CodeSearch` that serves every mode, loaded on first use.
+
+        With a generator configured, one LLM pipeline serves both modes (the rewrite is chosen per call), so the
+        index and the embedding model are loaded once.
 
         :raises HTTPException: 404 (with how to build it) while there is no index; 503 when the index or its
             backend cannot be loaded (a server-side problem, said in one line).
         """
-        search = self._searches.get(mode)
+        llm = self.settings.generator_configured
+        key: Mode = "llm" if llm else "dictionary"
+        search = self._searches.get(key)
         if search is not None:
             return search
         with self._lock:
-            search = self._searches.get(mode)
+            search = self._searches.get(key)
             if search is None:
                 try:
                     search = CodeSearch(
                         self.settings.index_dir,
                         backend=self.settings.backend,
-                        llm=mode == "llm",
-                        chat_generator=self.settings.chat_generator() if mode == "llm" else None,
-                        rewriter_params={"timeout": self.settings.llm_timeout} if mode == "llm" else None,
+                        llm=llm,
+                        chat_generator=self.settings.chat_generator() if llm else None,
+                        rewriter_params={"timeout": self.settings.llm_timeout} if llm else None,
                     )
                     search.warm_up()
                 except (IndexMissingError, DictionaryError) as error:
                     raise self._missing_index(error) from error
                 except Exception as error:  # e.g. Elasticsearch unreachable: retried on the next request
-                    logger.exception("code-alias: could not load the %s pipeline", mode)
+                    logger.exception("code-alias: could not load the %s query pipeline", key)
                     message = " ".join(str(error).split())[:300]
                     raise bad_request(
                         f"could not load the index at {self.settings.index_dir} ({self.settings.backend}): "
                         f"{type(error).__name__}: {message}",
                         status_code=503,
                     ) from error
-                self._searches[mode] = search
+                self._searches[key] = search
         return search
 
     def _missing_index(self, error: Exception | None = None) -> HTTPException:
@@ -455,10 +459,10 @@ class CodeAliasService:
         text = check_question(question)
         k = check_int(top_k, "top_k", *TOP_K_RANGE)
         chosen = self._require_mode(mode)
-        search = self._search(chosen)
+        search = self._search()
         with self._slot():
             try:
-                answer = search.ask(text, top_k=k)
+                answer = search.ask(text, top_k=k, mode=chosen if search.llm else None)
             except (IndexMissingError, DictionaryError) as error:
                 raise self._missing_index(error) from error
         return plain(self._ask_payload(answer, chosen, k))
@@ -520,7 +524,7 @@ class CodeAliasService:
         """The rewrite alone, from the same rewriter (and cache) that `ask` uses."""
         text = check_question(question)
         chosen = self._require_mode(mode)
-        pipeline = self._search(chosen).query_pipeline
+        pipeline = self._search().query_pipeline
         try:
             result = pipeline.get_component("rewriter").run(question=text, mode=chosen)
             meta = dict(result.get("meta") or {})
@@ -568,7 +572,7 @@ class CodeAliasService:
         documents: int | None = None
         cache: dict[str, Any] | None = None
         try:
-            search = self._search("dictionary")
+            search = self._search()
             loaded = DictionaryHandle.for_path(self.settings.index_dir / DICTIONARY_FILE).dictionary
             dictionary = {
                 "version": loaded.version,
@@ -580,7 +584,7 @@ class CodeAliasService:
             retriever: Any = search.query_pipeline.get_component("bm25_retriever")
             documents = int(retriever.document_store.count_documents())
             if "llm" in self.modes:
-                rewriter: Any = self._search("llm").query_pipeline.get_component("rewriter")
+                rewriter: Any = self._search().query_pipeline.get_component("rewriter")
                 cache = rewriter.cache_stats()
         except HTTPException as problem:
             error = str(problem.detail)
