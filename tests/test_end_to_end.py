@@ -77,6 +77,25 @@ def test_rewrite_reaches_the_ranking_as_its_own_fused_list(indexed: tuple[CodeSe
     assert raw.definition_documents == [] and raw.ranking("bm25") == raw.bm25_documents
 
 
+def test_close_frees_the_index_from_memory_and_the_next_question_reloads_it(
+    indexed: tuple[CodeSearch, Path],
+) -> None:
+    from haystack.document_stores.in_memory import document_store as memory
+
+    from haystack_integrations.components.code_alias import bm25, embedding_retriever
+
+    search, _ = indexed
+    before = search.ask("who decides what the bouncer lets in", top_k=3)
+    store = search.query_pipeline.get_component("bm25_retriever").document_store
+    assert memory._STORAGES[store.index]
+    search.close()
+    assert memory._STORAGES[store.index] == {}
+    assert not [k for k in bm25._INDEXES if k[0].startswith(store.index + ":")]
+    assert not [k for k in embedding_retriever._MATRICES if k.startswith(store.index + ":")]
+    after = search.ask("who decides what the bouncer lets in", top_k=3)
+    assert [f["file_path"] for f in after.files] == [f["file_path"] for f in before.files]
+
+
 def test_incremental_reindex_writes_only_changed_files(indexed: tuple[CodeSearch, Path]) -> None:
     search, repo = indexed
     again = search.index(repo)

@@ -55,6 +55,8 @@ class PipelineSearcher:
         return retrieval == "bm25" if self.lexical else True
 
     def index(self, corpus_root: Path, *, name: str) -> None:
+        if self._search is not None:
+            self._search.close()  # one corpus in memory at a time: Lite visits 63 of them
         folder = self.cache_dir / "indexes" / ("lexical" if self.lexical else "hybrid") / name
         llm = self.chat_generator is not None
         search = CodeSearch(

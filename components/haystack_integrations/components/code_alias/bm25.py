@@ -130,6 +130,13 @@ def fingerprint(store: InMemoryDocumentStore) -> tuple[str, list[Document]]:
     return f"{store.index}:{digest}", documents
 
 
+def forget(index: str) -> None:
+    """Drop what this module cached for the in-memory store named `index` (see `CodeIndexDocumentStore.release`)."""
+    with _INDEX_LOCK:
+        for key in [key for key in _INDEXES if key[0].rsplit(":", 1)[0] == index]:
+            del _INDEXES[key]
+
+
 @component
 class CodeBM25Retriever:
     """

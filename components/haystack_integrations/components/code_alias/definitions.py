@@ -33,7 +33,7 @@ def _definition_map(store: InMemoryDocumentStore) -> tuple[list[Document], dict[
     with _LOCK:
         cached = _DEFINITIONS.get(key)
         if cached is None:
-            for stale in [k for k in _DEFINITIONS if k.split(":")[0] == key.split(":")[0]]:
+            for stale in [k for k in _DEFINITIONS if k.rsplit(":", 1)[0] == key.rsplit(":", 1)[0]]:
                 del _DEFINITIONS[stale]
             names: dict[str, list[int]] = {}
             for position, document in enumerate(documents):
@@ -43,6 +43,13 @@ def _definition_map(store: InMemoryDocumentStore) -> tuple[list[Document], dict[
                         names.setdefault(str(value), []).append(position)
             cached = _DEFINITIONS[key] = (documents, names)
     return cached
+
+
+def forget(index: str) -> None:
+    """Drop what this module cached for the in-memory store named `index` (see `CodeIndexDocumentStore.release`)."""
+    with _LOCK:
+        for key in [key for key in _DEFINITIONS if key.rsplit(":", 1)[0] == index]:
+            del _DEFINITIONS[key]
 
 
 @component

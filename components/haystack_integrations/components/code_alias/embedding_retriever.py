@@ -23,6 +23,13 @@ _MATRICES: dict[str, tuple[list[Document], np.ndarray]] = {}
 _LOCK = threading.Lock()
 
 
+def forget(index: str) -> None:
+    """Drop what this module cached for the in-memory store named `index` (see `CodeIndexDocumentStore.release`)."""
+    with _LOCK:
+        for key in [key for key in _MATRICES if key.rsplit(":", 1)[0] == index]:
+            del _MATRICES[key]
+
+
 @component
 class CodeEmbeddingRetriever:
     """

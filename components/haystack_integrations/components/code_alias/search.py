@@ -231,6 +231,28 @@ class CodeSearch:
         """Load the index, the dictionary and the models now instead of on the first question."""
         _ = self.query_pipeline
 
+    def close(self) -> None:
+        """
+        Let go of the loaded query pipeline and free its in-memory index (documents, BM25 index, vectors); the
+        saved index stays on disk and the next question loads it again. For processes that visit many indexes.
+        """
+        from . import bm25, definitions, embedding_retriever
+        from .store import CodeIndexDocumentStore
+
+        with self._lock:
+            pipeline, self._query = self._query, None
+        if pipeline is None:
+            return
+        stores = {
+            store.index: store
+            for _, instance in pipeline.walk()
+            if isinstance(store := getattr(instance, "document_store", None), CodeIndexDocumentStore)
+        }
+        for index, store in stores.items():
+            store.release()
+            for module in (bm25, definitions, embedding_retriever):
+                module.forget(index)
+
     def ask(
         self,
         question: str,

@@ -7,6 +7,7 @@ import json
 import logging
 import os
 import threading
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -112,6 +113,20 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
     def reload(self) -> None:
         """Load the index again if another process rewrote it."""
         self._load_if_changed()
+
+    def release(self) -> None:
+        """
+        Free this index's documents from process memory; the saved file stays and the next use loads it again.
+
+        In-memory stores keep documents in process-global storage for the life of the process, so a process that
+        visits many indexes (a benchmark over many corpora, a server switching repositories) must let go of them.
+        """
+        with _LOAD_LOCK:
+            _memory._STORAGES[self.index] = {}
+            _memory._BM25_STATS_STORAGES[self.index] = {}
+            _memory._AVERAGE_DOC_LEN_STORAGES[self.index] = 0.0
+            _memory._FREQ_VOCAB_FOR_IDF_STORAGES[self.index] = Counter()
+            _LOADED.pop(self.index, None)
 
     def persist(self) -> Path:
         """Save every document (and embedding) atomically to the index folder."""
