@@ -13,7 +13,6 @@ import hashlib
 import json
 import shutil
 import tempfile
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +23,7 @@ from haystack.document_stores.in_memory import InMemoryDocumentStore
 from haystack.utils.filters import document_matches_filter
 
 from .core.identifiers import code_tokenize, split_identifier
-
-# The index of each (store, contents) pair, shared by every retriever instance in the process.
-_INDEXES: dict[tuple[str, str], _Bm25Index] = {}
-_INDEX_LOCK = threading.Lock()
+from .store_cache import PerStoreCache
 
 
 def document_head_text(document: Document) -> str:
@@ -123,18 +119,8 @@ class _Bm25Index:
             raise Bm25IndexError(f"the saved BM25 index does not match its vocabulary ({error}); re-index") from error
 
 
-def fingerprint(store: InMemoryDocumentStore) -> tuple[str, list[Document]]:
-    """A key that changes whenever the store's documents do, and the documents in a stable order."""
-    documents = sorted(store.storage.values(), key=lambda d: d.id)
-    digest = hashlib.sha1("\n".join(d.id for d in documents).encode()).hexdigest()
-    return f"{store.index}:{digest}", documents
-
-
-def forget(index: str) -> None:
-    """Drop what this module cached for the in-memory store named `index` (see `CodeIndexDocumentStore.release`)."""
-    with _INDEX_LOCK:
-        for key in [key for key in _INDEXES if key[0].rsplit(":", 1)[0] == index]:
-            del _INDEXES[key]
+# The BM25 index of each store's current documents, shared by every retriever instance in the process.
+_INDEXES: PerStoreCache[_Bm25Index] = PerStoreCache("BM25 index")
 
 
 @component
@@ -191,18 +177,7 @@ class CodeBM25Retriever:
         self._index()
 
     def _index(self) -> _Bm25Index:
-        reload = getattr(self.document_store, "reload", None)
-        if callable(reload):
-            reload()
-        key, documents = fingerprint(self.document_store)
-        cache_key = (key, f"{self.k1}:{self.b}")
-        with _INDEX_LOCK:
-            index = _INDEXES.get(cache_key)
-            if index is None:
-                for stale in [k for k in _INDEXES if k[0].split(":")[:-1] == key.split(":")[:-1]]:
-                    del _INDEXES[stale]
-                index = _INDEXES[cache_key] = self._load_or_build(key, documents)
-        return index
+        return _INDEXES.get(self.document_store, self._load_or_build, variant=f"{self.k1}:{self.b}")
 
     def _load_or_build(self, key: str, documents: list[Document]) -> _Bm25Index:
         """From the index folder when a persistent store saved one for these exact documents, else build."""

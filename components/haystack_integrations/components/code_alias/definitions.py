@@ -10,7 +10,6 @@ of Acc@5 on issue titles; fusing their definitions gained; see BENCHMARKS.md).
 from __future__ import annotations
 
 import dataclasses
-import threading
 from typing import Any
 
 from haystack import Document, component, default_from_dict, default_to_dict
@@ -18,38 +17,20 @@ from haystack.document_stores.in_memory import InMemoryDocumentStore
 from haystack.document_stores.types import DocumentStore
 from haystack.utils.filters import document_matches_filter
 
-from .bm25 import fingerprint
+from .store_cache import PerStoreCache
 
-# Per in-memory store contents: symbol or qualified name -> positions of the chunks that define it.
-_DEFINITIONS: dict[str, tuple[list[Document], dict[str, list[int]]]] = {}
-_LOCK = threading.Lock()
-
-
-def _definition_map(store: InMemoryDocumentStore) -> tuple[list[Document], dict[str, list[int]]]:
-    reload = getattr(store, "reload", None)
-    if callable(reload):
-        reload()
-    key, documents = fingerprint(store)
-    with _LOCK:
-        cached = _DEFINITIONS.get(key)
-        if cached is None:
-            for stale in [k for k in _DEFINITIONS if k.rsplit(":", 1)[0] == key.rsplit(":", 1)[0]]:
-                del _DEFINITIONS[stale]
-            names: dict[str, list[int]] = {}
-            for position, document in enumerate(documents):
-                for field in ("symbol", "qualified_name"):
-                    value = document.meta.get(field)
-                    if value:
-                        names.setdefault(str(value), []).append(position)
-            cached = _DEFINITIONS[key] = (documents, names)
-    return cached
+# Per store: its documents in a stable order, and symbol or qualified name -> positions of the defining chunks.
+_DEFINITIONS: PerStoreCache[tuple[list[Document], dict[str, list[int]]]] = PerStoreCache("definition map")
 
 
-def forget(index: str) -> None:
-    """Drop what this module cached for the in-memory store named `index` (see `CodeIndexDocumentStore.release`)."""
-    with _LOCK:
-        for key in [key for key in _DEFINITIONS if key.rsplit(":", 1)[0] == index]:
-            del _DEFINITIONS[key]
+def _definition_map(_key: str, documents: list[Document]) -> tuple[list[Document], dict[str, list[int]]]:
+    names: dict[str, list[int]] = {}
+    for position, document in enumerate(documents):
+        for field in ("symbol", "qualified_name"):
+            value = document.meta.get(field)
+            if value:
+                names.setdefault(str(value), []).append(position)
+    return documents, names
 
 
 @component
@@ -91,7 +72,7 @@ class SymbolDefinitionRetriever:
         store = self.document_store
         found: dict[str, list[Document]] = {name: [] for name in symbols}
         if isinstance(store, InMemoryDocumentStore):
-            documents, names = _definition_map(store)
+            documents, names = _DEFINITIONS.get(store, _definition_map)
             for name in symbols:
                 for position in dict.fromkeys(names.get(name, [])):
                     document = documents[position]

@@ -9,7 +9,6 @@ matrix-vector product.
 from __future__ import annotations
 
 import dataclasses
-import threading
 from typing import Any
 
 import numpy as np
@@ -17,17 +16,18 @@ from haystack import Document, component, default_from_dict, default_to_dict
 from haystack.document_stores.in_memory import InMemoryDocumentStore
 from haystack.utils.filters import document_matches_filter
 
-from .bm25 import fingerprint
+from .store_cache import PerStoreCache
 
-_MATRICES: dict[str, tuple[list[Document], np.ndarray]] = {}
-_LOCK = threading.Lock()
+# The unit-normalised vectors of each store's embedded documents, shared by every retriever instance.
+_MATRICES: PerStoreCache[tuple[list[Document], np.ndarray]] = PerStoreCache("embedding matrix")
 
 
-def forget(index: str) -> None:
-    """Drop what this module cached for the in-memory store named `index` (see `CodeIndexDocumentStore.release`)."""
-    with _LOCK:
-        for key in [key for key in _MATRICES if key.rsplit(":", 1)[0] == index]:
-            del _MATRICES[key]
+def _normalised_matrix(_key: str, documents: list[Document]) -> tuple[list[Document], np.ndarray]:
+    embedded = [d for d in documents if d.embedding is not None]
+    matrix = np.asarray([d.embedding for d in embedded], dtype=np.float32).reshape(len(embedded), -1)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    matrix /= np.where(norms == 0.0, 1.0, norms)
+    return embedded, matrix
 
 
 @component
@@ -62,22 +62,7 @@ class CodeEmbeddingRetriever:
         self._matrix()
 
     def _matrix(self) -> tuple[list[Document], np.ndarray]:
-        reload = getattr(self.document_store, "reload", None)
-        if callable(reload):
-            reload()
-        key, documents = fingerprint(self.document_store)
-        with _LOCK:
-            cached = _MATRICES.get(key)
-            if cached is None:
-                embedded = [d for d in documents if d.embedding is not None]
-                matrix = np.asarray([d.embedding for d in embedded], dtype=np.float32).reshape(len(embedded), -1)
-                norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-                matrix /= np.where(norms == 0.0, 1.0, norms)
-                prefix = key.rsplit(":", 1)[0]
-                for stale in [k for k in _MATRICES if k.rsplit(":", 1)[0] == prefix]:
-                    del _MATRICES[stale]
-                cached = _MATRICES[key] = (embedded, matrix)
-        return cached
+        return _MATRICES.get(self.document_store, _normalised_matrix)
 
     @component.output_types(documents=list[Document])
     def run(

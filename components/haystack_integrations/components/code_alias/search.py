@@ -236,8 +236,8 @@ class CodeSearch:
         Let go of the loaded query pipeline and free its in-memory index (documents, BM25 index, vectors); the
         saved index stays on disk and the next question loads it again. For processes that visit many indexes.
         """
-        from . import bm25, definitions, embedding_retriever
         from .store import CodeIndexDocumentStore
+        from .store_cache import forget_store
 
         with self._lock:
             pipeline, self._query = self._query, None
@@ -250,8 +250,7 @@ class CodeSearch:
         }
         for index, store in stores.items():
             store.release()
-            for module in (bm25, definitions, embedding_retriever):
-                module.forget(index)
+            forget_store(index)
 
     def ask(
         self,

@@ -1,0 +1,81 @@
+"""Values derived from an in-memory store's documents (BM25 index, vector matrix, definition map), cached per store.
+
+Each is rebuilt when the store's contents change (another process re-indexed: the store reloads first), shared by
+every component instance reading that store, and dropped with `forget_store` when a process lets the store go.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Callable
+from typing import ClassVar, Generic, TypeVar
+
+from haystack import Document
+from haystack.document_stores.in_memory import InMemoryDocumentStore
+
+T = TypeVar("T")
+
+
+def fingerprint(store: InMemoryDocumentStore) -> tuple[str, list[Document]]:
+    """A key that changes whenever the store's documents do, and the documents in a stable order."""
+    documents = sorted(store.storage.values(), key=lambda d: d.id)
+    digest = hashlib.sha1("\n".join(d.id for d in documents).encode()).hexdigest()
+    return f"{store.index}:{digest}", documents
+
+
+class PerStoreCache(Generic[T]):
+    """
+    One derived value per (store, variant), rebuilt when the store's documents change.
+
+    :param name: What is cached, for messages.
+    """
+
+    _all: ClassVar[list[PerStoreCache[object]]] = []
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._values: dict[tuple[str, str], tuple[str, T]] = {}
+        self._lock = threading.Lock()
+        PerStoreCache._all.append(self)  # type: ignore[arg-type]
+
+    def get(self, store: InMemoryDocumentStore, build: Callable[[str, list[Document]], T], variant: str = "") -> T:
+        """
+        The value for the store's current documents, built by `build(fingerprint, documents)` when missing or stale.
+
+        :param store: The store; reloaded first when it can (`CodeIndexDocumentStore.reload`).
+        :param build: Makes the value from the fingerprint and the documents in a stable order.
+        :param variant: Separates values of one store built with different parameters.
+        """
+        reload = getattr(store, "reload", None)
+        if callable(reload):
+            reload()
+        key, documents = fingerprint(store)
+        slot = (store.index, variant)
+        with self._lock:
+            cached = self._values.get(slot)
+            if cached is None or cached[0] != key:
+                cached = self._values[slot] = (key, build(key, documents))
+            return cached[1]
+
+    def forget(self, index: str) -> None:
+        """Drop every value of the store named `index`."""
+        with self._lock:
+            for slot in [slot for slot in self._values if slot[0] == index]:
+                del self._values[slot]
+
+    def clear(self) -> None:
+        """Drop every value."""
+        with self._lock:
+            self._values.clear()
+
+    def stores(self) -> set[str]:
+        """The names of the stores that have a value here."""
+        with self._lock:
+            return {index for index, _ in self._values}
+
+
+def forget_store(index: str) -> None:
+    """Drop what every cache holds for the store named `index` (see `CodeIndexDocumentStore.release`)."""
+    for cache in PerStoreCache._all:
+        cache.forget(index)
