@@ -88,7 +88,7 @@ class PipelineSearcher:
             while len(self._answers) > 64:
                 self._answers.popitem(last=False)
         documents = answer.ranking(retrieval)
-        files = list(dict.fromkeys(d.meta["file_path"] for d in documents))[:top_k]
+        files = [f["file_path"] for f in answer.ranked_files(retrieval, top_k)]
         functions = [(d.meta["file_path"], d.meta["qualified_name"]) for d in documents if d.meta.get("qualified_name")]
         meta = answer.rewrite.get("meta", {})
         return SearchResult(

@@ -2,18 +2,45 @@
 
 from __future__ import annotations
 
-from typing import Any
+import re
+from typing import Any, Literal
 
 from haystack import Document, component, default_from_dict, default_to_dict
 
+from .core.testfiles import is_test_file
 
-def rank_files(documents: list[Document], top_k: int | None = None) -> list[dict[str, Any]]:
+TestFiles = Literal["keep", "demote", "drop"]
+TEST_FILE_POLICIES: tuple[str, ...] = ("keep", "demote", "drop")
+
+# A short question that says "test" asks about tests; a long issue text mentions them in passing ("the test
+# below fails") while the answer is still the code. "pytest" (a project name) is not a test word here.
+_TEST_WORDS = re.compile(r"\b(tests?|testing|unit ?tests?|test ?cases?|conftest|fixtures?|specs?)\b", re.IGNORECASE)
+_SHORT_QUESTION = 300
+
+
+def asks_about_tests(question: str | None) -> bool:
+    """Whether a question is about tests (then test files keep their place)."""
+    return bool(question) and len(question or "") <= _SHORT_QUESTION and bool(_TEST_WORDS.search(question or ""))
+
+
+def rank_files(
+    documents: list[Document],
+    top_k: int | None = None,
+    *,
+    test_files: TestFiles = "keep",
+    question: str | None = None,
+) -> list[dict[str, Any]]:
     """
     Group ranked chunks by file: a file ranks by its best chunk; its chunks are listed best first.
 
     :param documents: Chunks, best first, with `meta.file_path`.
     :param top_k: Most files to return.
+    :param test_files: "demote" puts test files after the code files, "drop" leaves them out, "keep" (default)
+        ranks them like any file; a question about tests (`asks_about_tests`) always keeps them.
+    :param question: The question, for that exception.
     """
+    if test_files not in TEST_FILE_POLICIES:
+        raise ValueError(f"test_files must be one of {TEST_FILE_POLICIES}, got {test_files!r}")
     files: dict[str, dict[str, Any]] = {}
     for rank, document in enumerate(documents, 1):
         meta = document.meta
@@ -32,6 +59,10 @@ def rank_files(documents: list[Document], top_k: int | None = None) -> list[dict
             }
         )
     ranked = sorted(files.values(), key=lambda f: f["rank"])
+    if test_files != "keep" and not asks_about_tests(question):
+        code = [f for f in ranked if not is_test_file(f["file_path"])]
+        tests = [f for f in ranked if is_test_file(f["file_path"])] if test_files == "demote" else []
+        ranked = code + tests
     return ranked[:top_k] if top_k else ranked
 
 
@@ -40,37 +71,49 @@ class FileRanker:
     """
     Turns a chunk ranking into a file ranking for display and file-level evaluation.
 
+    Test files can go after the code (`test_files="demote"`, the shipped pipelines' setting: "where is X" is
+    rarely answered by a test) unless the question itself is about tests.
+
     ### Usage example
 
     ```python
     from haystack_integrations.components.code_alias import FileRanker
 
-    files = FileRanker(top_k=5).run(documents=retrieved_documents)["files"]
+    ranker = FileRanker(top_k=5, test_files="demote")
+    files = ranker.run(documents=retrieved_documents, question="retry helper")["files"]
     for f in files:
         print(f["file_path"], [h["symbol"] for h in f["hits"]])
     ```
 
     :param top_k: Most files to return.
+    :param test_files: "keep" (default), "demote" (after the code files) or "drop" test files.
     """
 
-    def __init__(self, *, top_k: int = 10) -> None:
+    def __init__(self, *, top_k: int = 10, test_files: TestFiles = "keep") -> None:
+        if test_files not in TEST_FILE_POLICIES:
+            raise ValueError(f"test_files must be one of {TEST_FILE_POLICIES}, got {test_files!r}")
         self.top_k = top_k
+        self.test_files = test_files
 
     @component.output_types(files=list[dict[str, Any]], documents=list[Document])
-    def run(self, documents: list[Document], top_k: int | None = None) -> dict[str, Any]:
+    def run(self, documents: list[Document], top_k: int | None = None, question: str | None = None) -> dict[str, Any]:
         """
         :param documents: Ranked chunks.
         :param top_k: Overrides the init `top_k`.
+        :param question: The question; one about tests keeps test files in place.
         :returns: `files` (file_path, score, rank, hits with symbol and lines) and the `documents` unchanged.
         """
-        return {"files": rank_files(documents, top_k or self.top_k), "documents": documents}
+        files = rank_files(documents, top_k or self.top_k, test_files=self.test_files, question=question)
+        return {"files": files, "documents": documents}
 
     @component.output_types(files=list[dict[str, Any]], documents=list[Document])
-    async def run_async(self, documents: list[Document], top_k: int | None = None) -> dict[str, Any]:
-        return self.run(documents=documents, top_k=top_k)
+    async def run_async(
+        self, documents: list[Document], top_k: int | None = None, question: str | None = None
+    ) -> dict[str, Any]:
+        return self.run(documents=documents, top_k=top_k, question=question)
 
     def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(self, top_k=self.top_k)
+        return default_to_dict(self, top_k=self.top_k, test_files=self.test_files)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> FileRanker:

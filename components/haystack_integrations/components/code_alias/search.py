@@ -19,7 +19,7 @@ from haystack import Document, Pipeline
 from haystack.components.joiners import DocumentJoiner
 
 from .paths import DICTIONARY_FILE, INDEX_DIR_ENV, resolve_index_dir
-from .results import rank_files
+from .results import TestFiles, rank_files
 
 Backend = Literal["embedded", "elasticsearch"]
 PIPELINE_FILES: dict[tuple[Backend, str], str] = {
@@ -84,6 +84,7 @@ class AskResult:
     embedding_documents: list[Document] = field(default_factory=list)
     definition_documents: list[Document] = field(default_factory=list)
     seconds: float = 0.0
+    test_files: TestFiles = "keep"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -109,6 +110,10 @@ class AskResult:
             return own
         joined = DocumentJoiner(join_mode="reciprocal_rank_fusion").run([own, self.definition_documents])
         return list(joined["documents"])
+
+    def ranked_files(self, retrieval: str = "hybrid", top_k: int | None = None) -> list[dict[str, Any]]:
+        """The files of one retrieval mode's ranking, with the pipeline's test-file policy (as `FileRanker`)."""
+        return rank_files(self.ranking(retrieval), top_k, test_files=self.test_files, question=self.question)
 
 
 class CodeSearch:
@@ -314,9 +319,12 @@ class CodeSearch:
             "used": use_rewrite,
         }
         documents = output.get("joiner", output.get("bm25_retriever", {})).get("documents", [])
+        ranker = pipeline.get_component("ranker") if "ranker" in pipeline.graph.nodes else None
+        test_files: TestFiles = getattr(ranker, "test_files", "keep")
         return AskResult(
             question=question,
-            files=rank_files(documents, top_k),
+            files=rank_files(documents, top_k, test_files=test_files, question=question),
+            test_files=test_files,
             documents=documents,
             rewrite=rewrite,
             bm25_documents=output.get("bm25_retriever", {}).get("documents", []),
