@@ -77,6 +77,14 @@ def test_build_report_subsets_repos_and_pairs() -> None:
     assert (pair["acc@5"]["wins"], pair["acc@5"]["losses"]) == (2, 0)
     assert pair["acc@5"]["delta"] == pytest.approx(2 / 3)
     assert "title/none/bm25" not in report["paired"]
+    # the rewrite's own lift needs its no-rewrite twin (title/none/hybrid), which this run lacks
+    assert report["rewrite_lift"] == {}
+    twin = [dict(r, config="title/none/hybrid") for r in RECORDS[:3]]
+    lift = build_report([*RECORDS, *twin])["rewrite_lift"]
+    assert set(lift) == {"title/dictionary/hybrid"}
+    assert lift["title/dictionary/hybrid"]["baseline"] == "title/none/hybrid"
+    assert lift["title/dictionary/hybrid"]["acc@5"]["delta"] == pytest.approx(2 / 3)
+    assert "## The rewrite's own lift" in render_markdown(build_report([*RECORDS, *twin]))
     assert report["coverage"]["covered"] == 3 and report["coverage"]["instances"] == 4
     assert report["coverage"]["not_covered"][0]["id"] == "d"
     curve = report["curves"]["title/dictionary/hybrid"]["all"]

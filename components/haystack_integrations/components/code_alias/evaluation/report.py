@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -106,6 +106,28 @@ def baseline_of(config: str) -> str:
     return f"{query}/none/bm25"
 
 
+def no_rewrite_twin(config: str) -> str:
+    """The same query and retrieval without the rewrite: what isolates the rewrite's own lift."""
+    query, _, retrieval = config.split("/", 2)
+    return f"{query}/none/{retrieval}"
+
+
+def _paired(
+    grouped: Mapping[str, Sequence[Mapping[str, Any]]], order: Sequence[str], base_of: Callable[[str], str]
+) -> dict[str, dict[str, Any]]:
+    paired: dict[str, dict[str, Any]] = {}
+    for name in order:
+        base = base_of(name)
+        if base == name or base not in grouped:
+            continue
+        paired[name] = {"baseline": base}
+        for metric in PAIRED_METRICS:
+            baseline_values = {str(r["id"]): float(r["metrics"][metric]) for r in grouped[base]}
+            values = {str(r["id"]): float(r["metrics"][metric]) for r in grouped[name]}
+            paired[name][metric] = paired_comparison(baseline_values, values, metric=metric).to_dict()
+    return paired
+
+
 def build_report(
     records: Sequence[Mapping[str, Any]],
     *,
@@ -120,7 +142,9 @@ def build_report(
     :param coverage: Per-instance coverage (runner's ``coverage.jsonl``): ``{id, repo, covered, error, ...}``.
     :param config_order: Config names in the order rows should appear (others follow, sorted).
     :param run_info: Free-form facts about the run (command, timings) copied into the report.
-    :returns: ``{"run", "coverage", "configs": [...], "overall", "no_file_hint", "per_repo", "paired"}``.
+    :returns: ``{"run", "coverage", "configs": [...], "overall", "no_file_hint", "per_repo", "paired",
+        "rewrite_lift", "curves"}``; ``paired`` compares each config with raw BM25 on the same query,
+        ``rewrite_lift`` each rewrite config with the same query and retrieval without the rewrite.
     """
     grouped = _by_config(records)
     order = [name for name in config_order if name in grouped]
@@ -134,16 +158,8 @@ def build_report(
         repo: {name: aggregate([r for r in grouped[name] if str(r.get("repo") or "") == repo]) for name in order}
         for repo in repos
     }
-    paired: dict[str, dict[str, Any]] = {}
-    for name in order:
-        base = baseline_of(name)
-        if base == name or base not in grouped:
-            continue
-        paired[name] = {"baseline": base}
-        for metric in PAIRED_METRICS:
-            baseline_values = {str(r["id"]): float(r["metrics"][metric]) for r in grouped[base]}
-            values = {str(r["id"]): float(r["metrics"][metric]) for r in grouped[name]}
-            paired[name][metric] = paired_comparison(baseline_values, values, metric=metric).to_dict()
+    paired = _paired(grouped, order, baseline_of)
+    rewrite_lift = _paired(grouped, order, no_rewrite_twin)
     covered = [entry for entry in coverage if entry.get("covered")]
     failures = [
         {"id": entry.get("id"), "repo": entry.get("repo"), "error": entry.get("error")}
@@ -158,6 +174,7 @@ def build_report(
         "no_file_hint": no_hint,
         "per_repo": per_repo,
         "paired": paired,
+        "rewrite_lift": rewrite_lift,
         "curves": {
             name: {
                 "all": [overall[name].get(f"acc@{k}", math.nan) for k in CURVE_KS],
@@ -202,6 +219,24 @@ def _table(rows: Mapping[str, Mapping[str, Any]], paired: Mapping[str, Any] | No
     return lines
 
 
+def _paired_table(paired: Mapping[str, Any], heading: str) -> list[str]:
+    if not paired:
+        return []
+    lines = ["", f"## {heading}", ""]
+    lines += ["| config | baseline | metric | n | wins | losses | ties | Δ (points) | sign-test p |"]
+    lines += ["|---|---|---|---:|---:|---:|---:|---:|---:|"]
+    for name, entry in paired.items():
+        for metric in PAIRED_METRICS:
+            value = entry.get(metric)
+            if not value:
+                continue
+            lines.append(
+                f"| `{name}` | `{entry['baseline']}` | {metric} | {value['n']} | {value['wins']} | "
+                f"{value['losses']} | {value['ties']} | {100 * value['delta']:+.1f} | {value['p_value']:.3g} |"
+            )
+    return lines
+
+
 def render_markdown(report: Mapping[str, Any], *, title: str = "Benchmark") -> str:
     """
     The report as Markdown: coverage, the main table (rows = configs, columns = metrics in percent), the
@@ -229,20 +264,11 @@ def render_markdown(report: Mapping[str, Any], *, title: str = "Benchmark") -> s
     if any(summary.get("n") for summary in no_hint.values()):
         lines += ["", '## Issues that do not name the file (`file_location_hint == "None"`)', ""]
         lines += _table(no_hint, None, extras=False)
-    paired = report.get("paired", {})
-    if paired:
-        lines += ["", "## Paired comparison against raw BM25 (same query, same instances)", ""]
-        lines += ["| config | baseline | metric | n | wins | losses | ties | Δ (points) | sign-test p |"]
-        lines += ["|---|---|---|---:|---:|---:|---:|---:|---:|"]
-        for name, entry in paired.items():
-            for metric in PAIRED_METRICS:
-                value = entry.get(metric)
-                if not value:
-                    continue
-                lines.append(
-                    f"| `{name}` | `{entry['baseline']}` | {metric} | {value['n']} | {value['wins']} | "
-                    f"{value['losses']} | {value['ties']} | {100 * value['delta']:+.1f} | {value['p_value']:.3g} |"
-                )
+    for key, heading in (
+        ("rewrite_lift", "The rewrite's own lift: each rewrite against no rewrite (same query, retrieval, instances)"),
+        ("paired", "Paired comparison against raw BM25 (same query, same instances)"),
+    ):
+        lines += _paired_table(report.get(key) or {}, heading)
     per_repo = report.get("per_repo", {})
     configs = list(report.get("configs", []))
     if per_repo and configs:
