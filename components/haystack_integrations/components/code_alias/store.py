@@ -15,6 +15,7 @@ import numpy as np
 from haystack import Document, component, default_from_dict, default_to_dict
 from haystack.document_stores.in_memory import InMemoryDocumentStore
 from haystack.document_stores.in_memory import document_store as _memory
+from haystack.document_stores.types import DuplicatePolicy
 
 from .core.model import atomic_write_bytes
 from .paths import DOCUMENTS_FILE, resolve_index_dir
@@ -25,6 +26,9 @@ logger = logging.getLogger(__name__)
 # one pipeline that each deserialise "the" store load it once.
 _LOADED: dict[str, tuple[str, int]] = {}
 _LOAD_LOCK = threading.Lock()
+# A counter per shared index, bumped by every change, so that what is derived from the documents (BM25 index,
+# vector matrix, definition map) is checked in O(1) per query instead of by hashing every document id.
+_GENERATIONS: dict[str, int] = {}
 
 
 class IndexNotFoundError(FileNotFoundError):
@@ -109,6 +113,50 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
         )
         for storage in storages:
             storage[self.index] = storage.pop(staging.index)
+        self._changed()
+
+    @property
+    def generation(self) -> int:
+        """Changes whenever this index's documents do (a write, a delete, a reload); shared by its instances."""
+        return _GENERATIONS.get(self.index, 0)
+
+    def _changed(self) -> None:
+        _GENERATIONS[self.index] = _GENERATIONS.get(self.index, 0) + 1
+
+    def write_documents(self, documents: list[Document], policy: DuplicatePolicy = DuplicatePolicy.NONE) -> int:
+        """Write chunks (see `InMemoryDocumentStore.write_documents`)."""
+        try:
+            return super().write_documents(documents, policy)
+        finally:
+            self._changed()
+
+    def delete_documents(self, document_ids: list[str]) -> None:
+        """Delete chunks by id."""
+        try:
+            super().delete_documents(document_ids)
+        finally:
+            self._changed()
+
+    def delete_all_documents(self) -> None:
+        """Delete every chunk (in memory; the saved file changes on `persist`)."""
+        try:
+            super().delete_all_documents()
+        finally:
+            self._changed()
+
+    def delete_by_filter(self, filters: dict[str, Any]) -> int:
+        """Delete the chunks that match `filters`."""
+        try:
+            return super().delete_by_filter(filters)
+        finally:
+            self._changed()
+
+    def update_by_filter(self, filters: dict[str, Any], meta: dict[str, Any]) -> int:
+        """Update the meta of the chunks that match `filters`."""
+        try:
+            return super().update_by_filter(filters, meta)
+        finally:
+            self._changed()
 
     def reload(self) -> None:
         """Load the index again if another process rewrote it."""
@@ -127,6 +175,7 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
             _memory._AVERAGE_DOC_LEN_STORAGES[self.index] = 0.0
             _memory._FREQ_VOCAB_FOR_IDF_STORAGES[self.index] = Counter()
             _LOADED.pop(self.index, None)
+            self._changed()
 
     def persist(self) -> Path:
         """Save every document (and embedding) atomically to the index folder."""

@@ -35,7 +35,7 @@ class PerStoreCache(Generic[T]):
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self._values: dict[tuple[str, str], tuple[str, T]] = {}
+        self._values: dict[tuple[str, str], tuple[str, T, int | None]] = {}
         self._lock = threading.Lock()
         PerStoreCache._all.append(self)  # type: ignore[arg-type]
 
@@ -50,12 +50,17 @@ class PerStoreCache(Generic[T]):
         reload = getattr(store, "reload", None)
         if callable(reload):
             reload()
-        key, documents = fingerprint(store)
         slot = (store.index, variant)
+        # Stores with a change counter (CodeIndexDocumentStore) are checked in O(1); others by their contents.
+        generation = getattr(store, "generation", None)
         with self._lock:
             cached = self._values.get(slot)
+            if cached is not None and generation is not None and cached[2] == generation:
+                return cached[1]
+            key, documents = fingerprint(store)
             if cached is None or cached[0] != key:
-                cached = self._values[slot] = (key, build(key, documents))
+                cached = (key, build(key, documents), generation)
+            self._values[slot] = (cached[0], cached[1], generation)
             return cached[1]
 
     def forget(self, index: str) -> None:
@@ -72,7 +77,7 @@ class PerStoreCache(Generic[T]):
     def stores(self) -> set[str]:
         """The names of the stores that have a value here."""
         with self._lock:
-            return {index for index, _ in self._values}
+            return {index for index, _variant in self._values}
 
 
 def forget_store(index: str) -> None:

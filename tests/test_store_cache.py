@@ -1,0 +1,59 @@
+"""PerStoreCache: derived values follow the store's documents, checked in O(1) where the store counts changes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from haystack import Document
+from haystack.document_stores.in_memory import InMemoryDocumentStore
+
+from haystack_integrations.components.code_alias import store_cache
+from haystack_integrations.components.code_alias.store import CodeIndexDocumentStore
+from haystack_integrations.components.code_alias.store_cache import PerStoreCache, forget_store
+
+
+@pytest.fixture
+def fingerprints(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    calls: list[str] = []
+    real = store_cache.fingerprint
+
+    def counting(store: InMemoryDocumentStore) -> tuple[str, list[Document]]:
+        calls.append(store.index)
+        return real(store)
+
+    monkeypatch.setattr(store_cache, "fingerprint", counting)
+    return calls
+
+
+def _count(_key: str, documents: list[Document]) -> int:
+    return len(documents)
+
+
+def test_counted_store_is_not_rehashed_until_it_changes(tmp_path: Path, fingerprints: list[str]) -> None:
+    store = CodeIndexDocumentStore(index_dir=str(tmp_path))
+    store.write_documents([Document(content="a"), Document(content="b")])
+    cache: PerStoreCache[int] = PerStoreCache("count")
+    assert cache.get(store, _count) == 2 and len(fingerprints) == 1
+    assert cache.get(store, _count) == 2 and len(fingerprints) == 1  # same generation: no hashing
+    before = store.generation
+    store.write_documents([Document(content="c")])
+    assert store.generation > before
+    assert cache.get(store, _count) == 3 and len(fingerprints) == 2
+    store.delete_documents([Document(content="a").id])
+    assert cache.get(store, _count) == 2
+    # another instance of the same index sees the same counter
+    twin = CodeIndexDocumentStore(index_dir=str(tmp_path))
+    assert twin.generation == store.generation and cache.get(twin, _count) == 2
+    forget_store(store.index)
+    assert store.index not in cache.stores()
+
+
+def test_a_store_without_a_counter_is_checked_by_contents(fingerprints: list[str]) -> None:
+    store = InMemoryDocumentStore()
+    store.write_documents([Document(content="a")])
+    cache: PerStoreCache[int] = PerStoreCache("count")
+    assert cache.get(store, _count) == 1 and cache.get(store, _count) == 1 and len(fingerprints) == 2
+    store.write_documents([Document(content="b")])
+    assert cache.get(store, _count) == 2
+    assert cache.get(store, _count, variant="other") == 2 and len(cache.stores()) == 1
