@@ -137,7 +137,7 @@ def _embed(args: argparse.Namespace) -> int:
         offsets = np.concatenate([[0], np.cumsum(lengths)])
         ids = data["ids"].astype(np.int64)
         order = np.argsort(-lengths, kind="stable")  # similar lengths together: little padding
-        vectors = np.zeros((len(lengths), 384), dtype=np.float16)
+        vectors = np.zeros((len(lengths), model.get_sentence_embedding_dimension() or 384), dtype=np.float16)
         with torch.inference_mode():
             for start in range(0, len(order), args.batch_size):
                 rows = order[start : start + args.batch_size]
