@@ -448,3 +448,79 @@ def test_resolve_inside_with_symlinked_root(tmp_path: Path) -> None:
     assert resolve_inside(tmp_path / "link", "a.py") == (tmp_path / "repo" / "a.py").resolve()
     with pytest.raises(UnsafePathError):
         resolve_inside(tmp_path / "link", "../x.py")
+
+
+PY_ONLY = WalkConfig(extensions=frozenset({".py"}))
+
+
+def test_gitignore_rules_root_and_nested_with_negation(tmp_path: Path) -> None:
+    write(tmp_path, ".gitignore", "# build output\ngenerated/\n*.gen.py\n!keep.gen.py\n/top_only.py\n")
+    for rel in [
+        "src/app.py",
+        "src/schema.gen.py",
+        "src/keep.gen.py",
+        "generated/client.py",
+        "src/generated/inner.py",
+        "top_only.py",
+        "src/top_only.py",
+        "pkg/local_settings.py",
+        "pkg/core.py",
+    ]:
+        write(tmp_path, rel)
+    write(tmp_path, "pkg/.gitignore", "local_settings.py\n")
+    result = walk_repository(tmp_path, PY_ONLY)
+    listed = [entry.rel_path for entry in result.files]
+    assert listed == ["pkg/core.py", "src/app.py", "src/keep.gen.py", "src/top_only.py"]
+    reasons = {skipped.path: skipped.reason for skipped in result.skipped}
+    assert reasons["generated"] == "ignored folder (by .gitignore)"
+    assert reasons["src/generated"] == "ignored folder (by .gitignore)"  # a folder reported once, not per file
+    assert "src/generated/inner.py" not in reasons
+    assert reasons["src/schema.gen.py"] == "ignored file (by .gitignore)"
+    assert reasons["top_only.py"] == "ignored file (by .gitignore)"
+    assert reasons["pkg/local_settings.py"] == "ignored file (by pkg/.gitignore)"
+    # switched off, everything is listed
+    everything = rel_paths(tmp_path, WalkConfig(extensions=frozenset({".py"}), respect_gitignore=False))
+    assert "generated/client.py" in everything and "pkg/local_settings.py" in everything
+
+
+def test_nested_gitignore_can_reinclude_and_symlinks_obey_the_rules(tmp_path: Path) -> None:
+    write(tmp_path, ".gitignore", "*.tmp.py\n")
+    write(tmp_path, "lib/.gitignore", "!wanted.tmp.py\n")
+    write(tmp_path, "lib/wanted.tmp.py")
+    write(tmp_path, "lib/other.tmp.py")
+    write(tmp_path, "real/mod.py")
+    if sys.platform != "win32":
+        (tmp_path / "alias.tmp.py").symlink_to(tmp_path / "real" / "mod.py")
+    result = walk_repository(tmp_path, PY_ONLY)
+    assert [entry.rel_path for entry in result.files] == ["lib/wanted.tmp.py", "real/mod.py"]
+    reasons = {skipped.path: skipped.reason for skipped in result.skipped}
+    assert reasons["lib/other.tmp.py"] == "ignored file (by .gitignore)"
+    if sys.platform != "win32":
+        assert reasons["alias.tmp.py"] == "ignored file (by .gitignore)"
+
+
+def test_unreadable_gitignore_is_reported_and_the_walk_goes_on(tmp_path: Path) -> None:
+    write(tmp_path, ".gitignore", "*.py\n")
+    write(tmp_path, "app.py")
+    tiny = WalkConfig(max_file_bytes=3, extensions=frozenset({".py"}))
+    result = walk_repository(tmp_path, tiny)
+    reasons = {skipped.path: skipped.reason for skipped in result.skipped}
+    assert reasons[".gitignore"] == "too large to read as ignore rules; its rules are not applied"
+
+
+def test_reader_and_dictionary_builder_follow_gitignore_and_can_switch_it_off(tmp_path: Path) -> None:
+    from haystack_integrations.components.code_alias.dictionary_builder import AliasDictionaryBuilder
+    from haystack_integrations.components.code_alias.reader import CodeFileReader
+
+    write(tmp_path, ".gitignore", "generated_client.py\n")
+    write(tmp_path, "app.py", "def serve():\n    pass\n")
+    write(tmp_path, "generated_client.py", "def generated_call():\n    pass\n")
+    reader = CodeFileReader(progress_bar=False)
+    assert [d.meta["file_path"] for d in reader.run(root=str(tmp_path))["documents"]] == ["app.py"]
+    everything = CodeFileReader.from_dict(CodeFileReader(respect_gitignore=False, progress_bar=False).to_dict())
+    assert everything.respect_gitignore is False
+    assert len(everything.run(root=str(tmp_path))["documents"]) == 2
+    built = AliasDictionaryBuilder(index_dir=str(tmp_path / ".idx"), save=False).run(root=str(tmp_path))
+    names = {symbol.name for symbol in built["dictionary"].symbols}
+    assert "serve" in names and "generated_call" not in names
+    assert {"path": "generated_client.py", "reason": "ignored file (by .gitignore)"} in built["skipped"]

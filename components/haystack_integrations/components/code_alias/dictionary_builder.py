@@ -46,6 +46,7 @@ class AliasDictionaryBuilder:
     :param abbreviations_path: YAML `abbreviation: [expansion, ...]`; None = the packaged table.
     :param exclude_dirs: Folder names never entered; None = vendored and generated folders.
     :param max_file_bytes: Larger files are skipped and reported.
+    :param respect_gitignore: Leave out what the repository's `.gitignore` files ignore.
     :param save: Write the dictionary to `dictionary_path` after building.
     """
 
@@ -58,6 +59,7 @@ class AliasDictionaryBuilder:
         abbreviations_path: str | None = None,
         exclude_dirs: list[str] | None = None,
         max_file_bytes: int = 1_000_000,
+        respect_gitignore: bool = True,
         save: bool = True,
     ) -> None:
         self.dictionary_path = dictionary_path
@@ -66,12 +68,14 @@ class AliasDictionaryBuilder:
         self.abbreviations_path = abbreviations_path
         self.exclude_dirs = exclude_dirs
         self.max_file_bytes = max_file_bytes
+        self.respect_gitignore = respect_gitignore
         self.save = save
 
     def _builder(self) -> DictionaryBuilder:
         walk_config = WalkConfig(
             exclude_dirs=frozenset(self.exclude_dirs) if self.exclude_dirs is not None else DEFAULT_EXCLUDED_DIRS,
             max_file_bytes=self.max_file_bytes,
+            respect_gitignore=self.respect_gitignore,
         )
         return DictionaryBuilder(
             walk_config=walk_config,
@@ -135,6 +139,7 @@ class AliasDictionaryBuilder:
             abbreviations_path=self.abbreviations_path,
             exclude_dirs=self.exclude_dirs,
             max_file_bytes=self.max_file_bytes,
+            respect_gitignore=self.respect_gitignore,
             save=self.save,
         )
 

@@ -37,14 +37,21 @@ class CodeFileReader:
 
     :param exclude_dirs: Folder names never entered; None = vendored and generated folders.
     :param max_file_bytes: Larger files are skipped.
+    :param respect_gitignore: Leave out what the repository's `.gitignore` files ignore.
     :param progress_bar: Show a progress bar while reading.
     """
 
     def __init__(
-        self, *, exclude_dirs: list[str] | None = None, max_file_bytes: int = 1_000_000, progress_bar: bool = True
+        self,
+        *,
+        exclude_dirs: list[str] | None = None,
+        max_file_bytes: int = 1_000_000,
+        respect_gitignore: bool = True,
+        progress_bar: bool = True,
     ) -> None:
         self.exclude_dirs = exclude_dirs
         self.max_file_bytes = max_file_bytes
+        self.respect_gitignore = respect_gitignore
         self.progress_bar = progress_bar
 
     @component.output_types(documents=list[Document], skipped=list[dict[str, str]], root=str)
@@ -61,6 +68,7 @@ class CodeFileReader:
         config = WalkConfig(
             exclude_dirs=frozenset(self.exclude_dirs) if self.exclude_dirs is not None else DEFAULT_EXCLUDED_DIRS,
             max_file_bytes=self.max_file_bytes,
+            respect_gitignore=self.respect_gitignore,
         )
         walk = walk_repository(folder, config, wanted=_is_source)
         skipped: list[Skipped] = list(walk.skipped)
@@ -94,7 +102,11 @@ class CodeFileReader:
 
     def to_dict(self) -> dict[str, Any]:
         return default_to_dict(
-            self, exclude_dirs=self.exclude_dirs, max_file_bytes=self.max_file_bytes, progress_bar=self.progress_bar
+            self,
+            exclude_dirs=self.exclude_dirs,
+            max_file_bytes=self.max_file_bytes,
+            respect_gitignore=self.respect_gitignore,
+            progress_bar=self.progress_bar,
         )
 
     @classmethod

@@ -13,6 +13,9 @@ and a link back to an enclosing folder is reported as a loop instead of being wa
 Excluded folders: VCS metadata and tool caches (``.git``, ``__pycache__``, ``.mypy_cache``...) are left out
 silently, because every checkout has dozens of them and reporting them is noise. Every other excluded folder
 (``node_modules``, ``vendor``, ``dist``, a virtualenv...) is reported once, as the folder, never per file.
+Files and folders that a ``.gitignore`` of the repository ignores (the root's and nested ones, with git's
+override and negation rules, via pathspec) are left out and reported once, as the folder or file; a user's
+global excludes and ``.git/info/exclude`` are not read (they describe one machine, not the project).
 Folder names that are also plausible package names (``build``, ``dist``, ``env``, ``vendor``...) are only
 excluded when the folder is not a Python package (has no ``__init__.py``): pypa/build keeps its ``src/build``
 and coverage.py its ``coverage``. Any folder holding a ``pyvenv.cfg`` or ``conda-meta`` is a virtualenv and
@@ -32,6 +35,8 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import pathspec
 
 from haystack_integrations.components.code_alias.core.model import Skipped
 
@@ -188,6 +193,7 @@ class WalkConfig:
     :param extensions: Suffixes with their dot (``".py"``, ``".d.ts"``) or whole file names
         (``"package.json"``) to list; ``None`` lists every file. Files that do not match are ignored silently:
         they were never wanted, so they are not "skipped".
+    :param respect_gitignore: Leave out what the repository's ``.gitignore`` files ignore.
     """
 
     exclude_dirs: frozenset[str] = DEFAULT_EXCLUDED_DIRS
@@ -195,6 +201,7 @@ class WalkConfig:
     max_file_bytes: int = 1_000_000
     follow_symlinks: bool = True
     extensions: frozenset[str] | None = None
+    respect_gitignore: bool = True
 
 
 DEFAULT_WALK_CONFIG = WalkConfig()
@@ -233,6 +240,27 @@ class _PendingLink:
     parent_real: str  # real path of the folder holding the link
 
 
+class _IgnoreRules:
+    """One `.gitignore`: pathspec decides (negations, order); one combined regex first rules out most paths."""
+
+    def __init__(self, spec: pathspec.GitIgnoreSpec) -> None:
+        self.spec = spec
+        compiled = [getattr(p, "regex", None) for p in spec.patterns if p.include is not None]
+        # Named groups cannot repeat in one alternation.
+        regexes = [r.pattern.replace("(?P<ps_d>", "(?:") for r in compiled if r is not None]
+        self.empty = not regexes
+        try:
+            self.quick: re.Pattern[str] | None = re.compile("|".join(f"(?:{r})" for r in regexes)) if regexes else None
+        except re.error:  # pragma: no cover - pathspec's own regexes; then every path takes the precise check
+            self.quick = None
+
+    def decide(self, path: str) -> bool | None:
+        """True: ignored; False: re-included by a `!` rule; None: no rule matches."""
+        if self.empty or (self.quick is not None and self.quick.match(path) is None):
+            return None
+        return self.spec.check_file(path).include
+
+
 class _Walker:
     """One walk's state; a class only to share the precomputed matchers with the hot loop."""
 
@@ -254,6 +282,8 @@ class _Walker:
         self.visited_dirs: dict[tuple[int, int], str] = {}
         self.listed_files: dict[tuple[int, int], str] = {}
         self.pending: deque[_PendingLink] = deque()
+        # Folder (relative, "" = root) -> its compiled .gitignore.
+        self.gitignores: dict[str, _IgnoreRules] = {}
 
     # ---- filters -------------------------------------------------------------------------------------------
     def _extension_wanted(self, name: str) -> bool:
@@ -295,6 +325,34 @@ class _Walker:
                 return pattern
         return None
 
+    def _read_gitignore(self, real_dir: str, rel_dir: str) -> None:
+        path = os.path.join(real_dir, ".gitignore")
+        shown = f"{rel_dir}/.gitignore" if rel_dir else ".gitignore"
+        try:
+            if os.path.getsize(path) > self.config.max_file_bytes:
+                self._skip(shown, "too large to read as ignore rules; its rules are not applied")
+                return
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                self.gitignores[rel_dir] = _IgnoreRules(pathspec.GitIgnoreSpec.from_lines(handle.read().splitlines()))
+        except (OSError, ValueError) as error:  # unreadable, or a pattern pathspec cannot compile
+            self._skip(shown, f"ignore rules not applied: {error}")
+
+    def _gitignored(self, rel_path: str, is_dir: bool) -> str | None:
+        """The `.gitignore` that ignores `rel_path`, or None; the deepest one with a matching rule decides."""
+        if not self.gitignores:
+            return None
+        decided: str | None = None
+        folder = ""
+        parts = rel_path.split("/")
+        for depth in range(len(parts)):
+            rules = self.gitignores.get(folder)
+            if rules is not None:
+                included = rules.decide("/".join(parts[depth:]) + ("/" if is_dir else ""))
+                if included is not None:
+                    decided = (f"{folder}/.gitignore" if folder else ".gitignore") if included else None
+            folder = f"{folder}/{parts[depth]}" if folder else parts[depth]
+        return decided
+
     def _skip(self, rel_path: str, reason: str) -> None:
         self.skipped.append(Skipped(path=rel_path, reason=reason))
 
@@ -325,6 +383,8 @@ class _Walker:
             if rel_dir and any(entry.name in _VENV_MARKERS for entry in entries):
                 self._skip(rel_dir, "excluded folder: a Python virtual environment")
                 continue
+            if self.config.respect_gitignore and any(e.name == ".gitignore" for e in entries):
+                self._read_gitignore(real_dir, rel_dir)
             prefix = rel_dir + "/" if rel_dir else ""
             subdirs: list[tuple[str, str]] = []
             dir_path: Path | None = None  # made on the first listed file: `dir / name` is half the cost of Path()
@@ -346,6 +406,10 @@ class _Walker:
                         if excluded not in _QUIET_EXCLUDED_DIRS:
                             self._skip(rel_path, f"excluded folder (vendored, generated or tooling: {excluded!r})")
                         continue
+                    ignored_by = self._gitignored(rel_path, is_dir=True)
+                    if ignored_by is not None:
+                        self._skip(rel_path, f"ignored folder (by {ignored_by})")
+                        continue
                     try:
                         dir_stat = entry.stat(follow_symlinks=False)
                     except OSError as error:
@@ -366,6 +430,10 @@ class _Walker:
                 pattern = self._excluded_glob(name, rel_path)
                 if pattern is not None:
                     self._skip(rel_path, f"excluded file (generated, bundled, lock or secret: {pattern!r})")
+                    continue
+                ignored_by = self._gitignored(rel_path, is_dir=False)
+                if ignored_by is not None:
+                    self._skip(rel_path, f"ignored file (by {ignored_by})")
                     continue
                 try:
                     file_stat = entry.stat(follow_symlinks=False)
@@ -439,6 +507,10 @@ class _Walker:
         is_dir = stat.S_ISDIR(target_stat.st_mode)
         # Links to unwanted files are ignored as silently as unwanted files.
         if not is_dir and not self._file_wanted(name, rel_path):
+            return
+        ignored_by = self._gitignored(rel_path, is_dir=is_dir)
+        if ignored_by is not None:
+            self._skip(rel_path, f"ignored {'folder' if is_dir else 'file'} (by {ignored_by})")
             return
         target_real = os.path.realpath(link.link_path)
         if not self._inside_root(target_real):
