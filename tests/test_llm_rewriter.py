@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -30,8 +31,10 @@ from haystack_integrations.components.code_alias.rewrite_log import (
 )
 from haystack_integrations.components.code_alias.rewriter import (
     DEFAULT_PROMPT_TEMPLATE,
+    OPENAI_KEY_ENV_VARS,
     ConstrainedQueryRewriter,
     chat_generator_spec,
+    usable_chat_generator_spec,
 )
 
 ACME = Path(__file__).parent / "fixtures" / "acme_repo"
@@ -503,6 +506,24 @@ def test_chat_generator_spec() -> None:
     assert generator.api_base_url == "http://localhost:8080/v1" and generator.timeout == 3.0
     with pytest.raises(ValueError):
         chat_generator_spec()
+
+
+def test_usable_spec_checks_the_file_and_gives_a_local_server_a_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with pytest.raises(FileNotFoundError, match=r"missing\.gguf: no such GGUF file"):
+        usable_chat_generator_spec(gguf=str(tmp_path / "missing.gguf"))
+    model = tmp_path / "q.gguf"
+    model.write_bytes(b"GGUF")
+    assert usable_chat_generator_spec(gguf=str(model))["init_parameters"]["model"] == str(model)
+    for name in OPENAI_KEY_ENV_VARS:
+        monkeypatch.delenv(name, raising=False)
+    spec = usable_chat_generator_spec(openai_base_url="http://localhost:8080/v1", model="m")
+    assert os.environ[OPENAI_KEY_ENV_VARS[0]] == "no-key" and spec["init_parameters"]["model"] == "m"
+    monkeypatch.setenv(OPENAI_KEY_ENV_VARS[1], "real-key")
+    monkeypatch.delenv(OPENAI_KEY_ENV_VARS[0])
+    usable_chat_generator_spec(openai_base_url="http://localhost:8080/v1")
+    assert OPENAI_KEY_ENV_VARS[0] not in os.environ  # a key that is there is left alone
 
 
 def test_default_template_renders_every_documented_variable() -> None:

@@ -114,11 +114,9 @@ def make_searcher(args: argparse.Namespace) -> PipelineSearcher:
     chat_generator = None
     rewriter_params: dict[str, Any] = {}
     if gguf or base_url:
-        from .rewriter import chat_generator_spec
+        from .rewriter import usable_chat_generator_spec
 
-        if gguf and not Path(gguf).is_file():
-            raise FileNotFoundError(f"{gguf}: no such GGUF file (--llm-gguf)")
-        chat_generator = chat_generator_spec(
+        chat_generator = usable_chat_generator_spec(
             gguf=gguf, openai_base_url=base_url, model=getattr(args, "llm_model", None)
         )
         rewriter_params["timeout"] = float(getattr(args, "llm_timeout", 60.0))

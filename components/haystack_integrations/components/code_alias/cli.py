@@ -103,13 +103,9 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     if args.gguf and args.openai_base_url:
         raise ValueError("give --gguf or --openai-base-url, not both")
     if args.gguf or args.openai_base_url:
-        from .rewriter import OPENAI_KEY_ENV_VARS, chat_generator_spec
+        from .rewriter import usable_chat_generator_spec
 
-        if args.gguf and not Path(args.gguf).is_file():
-            raise FileNotFoundError(f"{args.gguf}: no such GGUF file")
-        if args.openai_base_url and not any(os.environ.get(name) for name in OPENAI_KEY_ENV_VARS):
-            os.environ[OPENAI_KEY_ENV_VARS[0]] = "no-key"  # local servers ignore the key; the client needs one
-        chat_generator = chat_generator_spec(
+        chat_generator = usable_chat_generator_spec(
             gguf=args.gguf, openai_base_url=args.openai_base_url, model=args.llm_model, timeout=args.llm_timeout
         )
     rewriter_params = {"timeout": args.llm_timeout} if args.llm_timeout else None

@@ -15,9 +15,11 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import os
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from haystack import component, default_from_dict, default_to_dict
@@ -136,6 +138,31 @@ def chat_generator_spec(
             "generation_kwargs": {"temperature": 0.0},
         },
     }
+
+
+def usable_chat_generator_spec(
+    *,
+    gguf: str | None = None,
+    openai_base_url: str | None = None,
+    model: str | None = None,
+    timeout: float | None = None,
+) -> dict[str, Any]:
+    """
+    `chat_generator_spec` for a generator this process is about to run: what the CLI, the benchmark and the server
+    all need before they load one.
+
+    A GGUF file must exist; an OpenAI-compatible server with no key in the environment gets the placeholder key
+    "no-key" in `$CODE_ALIAS_OPENAI_API_KEY` (local servers ignore the key; the OpenAI client refuses to start
+    without one).
+
+    :raises FileNotFoundError: `gguf` is not a file.
+    :raises ValueError: Neither or both of `gguf` and `openai_base_url`.
+    """
+    if gguf and not Path(gguf).is_file():
+        raise FileNotFoundError(f"{gguf}: no such GGUF file")
+    if openai_base_url and not any(os.environ.get(name) for name in OPENAI_KEY_ENV_VARS):
+        os.environ[OPENAI_KEY_ENV_VARS[0]] = "no-key"
+    return chat_generator_spec(gguf=gguf, openai_base_url=openai_base_url, model=model, timeout=timeout)
 
 
 @dataclass

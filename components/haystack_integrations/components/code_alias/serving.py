@@ -236,15 +236,14 @@ class ServiceSettings:
         """The serialised ChatGenerator for `mode="llm"`, or None."""
         if not self.generator_configured:
             return None
-        from haystack_integrations.components.code_alias.rewriter import OPENAI_KEY_ENV_VARS, chat_generator_spec
+        from haystack_integrations.components.code_alias.rewriter import usable_chat_generator_spec
 
-        if self.llm_gguf and not Path(self.llm_gguf).is_file():
-            raise ValueError(f"CODE_ALIAS_LLM_GGUF={self.llm_gguf}: no such file")
-        if self.llm_base_url and not any(os.environ.get(name) for name in OPENAI_KEY_ENV_VARS):
-            os.environ[OPENAI_KEY_ENV_VARS[0]] = "no-key"  # local servers ignore the key; the client needs one
-        return chat_generator_spec(
-            gguf=self.llm_gguf, openai_base_url=self.llm_base_url, model=self.llm_model, timeout=self.llm_timeout
-        )
+        try:
+            return usable_chat_generator_spec(
+                gguf=self.llm_gguf, openai_base_url=self.llm_base_url, model=self.llm_model, timeout=self.llm_timeout
+            )
+        except FileNotFoundError as error:  # name the setting, not only the file
+            raise ValueError(f"CODE_ALIAS_LLM_GGUF={self.llm_gguf}: no such file") from error
 
     def generator_status(self) -> GeneratorStatus:
         if self.llm_gguf:
