@@ -294,6 +294,8 @@ class CodeSearch:
             for name in ("bm25_retriever", "embedding_retriever", "joiner"):
                 if name in pipeline.graph.nodes:
                     data.setdefault(name, {})["top_k"] = candidates
+        if "ranker" in pipeline.graph.nodes:
+            data.setdefault("ranker", {})["top_k"] = top_k
         started = time.perf_counter()
         output = pipeline.run(
             data,
@@ -321,9 +323,13 @@ class CodeSearch:
         documents = output.get("joiner", output.get("bm25_retriever", {})).get("documents", [])
         ranker = pipeline.get_component("ranker") if "ranker" in pipeline.graph.nodes else None
         test_files: TestFiles = getattr(ranker, "test_files", "keep")
+        # The pipeline's FileRanker already grouped the files; a custom pipeline without one gets the same rule.
+        files = output.get("ranker", {}).get("files")
+        if files is None:
+            files = rank_files(documents, top_k, test_files=test_files, question=question)
         return AskResult(
             question=question,
-            files=rank_files(documents, top_k, test_files=test_files, question=question),
+            files=files,
             test_files=test_files,
             documents=documents,
             rewrite=rewrite,
