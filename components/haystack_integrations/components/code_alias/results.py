@@ -6,6 +6,7 @@ import re
 from typing import Any, Literal
 
 from haystack import Document, component, default_from_dict, default_to_dict
+from typing_extensions import TypedDict  # pydantic (Hayhooks' schemas) needs this one before Python 3.12
 
 from .core.testfiles import is_test_file
 
@@ -16,6 +17,30 @@ TEST_FILE_POLICIES: tuple[str, ...] = ("keep", "demote", "drop")
 # below fails") while the answer is still the code. "pytest" (a project name) is not a test word here.
 _TEST_WORDS = re.compile(r"\b(tests?|testing|unit ?tests?|test ?cases?|conftest|fixtures?|specs?)\b", re.IGNORECASE)
 _SHORT_QUESTION = 300
+
+
+class Hit(TypedDict):
+    """Where one retrieved chunk is: its definition, lines and score."""
+
+    symbol: str | None
+    qualified_name: str | None
+    kind: str | None
+    start_line: int | None
+    end_line: int | None
+    score: float | None
+
+
+def chunk_hit(document: Document) -> Hit:
+    """The `Hit` of a chunk (what the file ranking lists under each file, and the server returns)."""
+    meta = document.meta
+    return {
+        "symbol": meta.get("symbol"),
+        "qualified_name": meta.get("qualified_name"),
+        "kind": meta.get("kind"),
+        "start_line": meta.get("start_line"),
+        "end_line": meta.get("end_line"),
+        "score": document.score,
+    }
 
 
 def asks_about_tests(question: str | None) -> bool:
@@ -48,16 +73,7 @@ def rank_files(
         if not path:
             continue
         entry = files.setdefault(path, {"file_path": path, "score": document.score or 0.0, "rank": rank, "hits": []})
-        entry["hits"].append(
-            {
-                "symbol": meta.get("symbol"),
-                "qualified_name": meta.get("qualified_name"),
-                "kind": meta.get("kind"),
-                "start_line": meta.get("start_line"),
-                "end_line": meta.get("end_line"),
-                "score": document.score,
-            }
-        )
+        entry["hits"].append(chunk_hit(document))
     ranked = sorted(files.values(), key=lambda f: f["rank"])
     if test_files != "keep" and not asks_about_tests(question):
         code = [f for f in ranked if not is_test_file(f["file_path"])]

@@ -43,6 +43,7 @@ from typing_extensions import TypedDict
 from haystack_integrations.components.code_alias.core.model import DictionaryError
 from haystack_integrations.components.code_alias.dictionary_handle import DictionaryHandle
 from haystack_integrations.components.code_alias.paths import DICTIONARY_FILE, resolve_index_dir
+from haystack_integrations.components.code_alias.results import Hit, chunk_hit
 from haystack_integrations.components.code_alias.search import AskResult, Backend, CodeSearch, IndexMissingError
 
 logger = logging.getLogger(__name__)
@@ -60,17 +61,6 @@ BUILD_HINT = (
 
 
 # ---- response shapes (TypedDicts: Hayhooks turns them into the OpenAPI schema, and MCP gets plain JSON) ----------
-class Hit(TypedDict):
-    """One retrieved definition of a file."""
-
-    symbol: str | None
-    qualified_name: str | None
-    kind: str | None
-    start_line: int | None
-    end_line: int | None
-    score: float | None
-
-
 class RankedFile(TypedDict):
     """A file, ranked by its best definition, with its best definitions (at most five)."""
 
@@ -474,34 +464,16 @@ class CodeAliasService:
                 "rank": rank,
                 "file_path": item["file_path"],
                 "score": float(item.get("score") or 0.0),
-                "hits": [
-                    {
-                        "symbol": hit.get("symbol"),
-                        "qualified_name": hit.get("qualified_name"),
-                        "kind": hit.get("kind"),
-                        "start_line": hit.get("start_line"),
-                        "end_line": hit.get("end_line"),
-                        "score": hit.get("score"),
-                    }
-                    for hit in item.get("hits", [])[:HITS_PER_FILE]
-                ],
+                "hits": list(item.get("hits", [])[:HITS_PER_FILE]),
             }
             for rank, item in enumerate(answer.files, 1)
         ]
         symbols: list[RankedSymbol] = []
         for document in answer.documents[:top_k]:
-            meta = document.meta
             symbols.append(
-                {
-                    "rank": len(symbols) + 1,
-                    "file_path": str(meta.get("file_path") or ""),
-                    "symbol": meta.get("symbol"),
-                    "qualified_name": meta.get("qualified_name"),
-                    "kind": meta.get("kind"),
-                    "start_line": meta.get("start_line"),
-                    "end_line": meta.get("end_line"),
-                    "score": document.score,
-                }
+                RankedSymbol(
+                    rank=len(symbols) + 1, file_path=str(document.meta.get("file_path") or ""), **chunk_hit(document)
+                )
             )
         return {
             "question": answer.question,
