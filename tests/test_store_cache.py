@@ -57,3 +57,17 @@ def test_a_store_without_a_counter_is_checked_by_contents(fingerprints: list[str
     store.write_documents([Document(content="b")])
     assert cache.get(store, _count) == 2
     assert cache.get(store, _count, variant="other") == 2 and len(cache.stores()) == 1
+
+
+def test_best_first_orders_filters_stops_and_keeps_ties_in_document_order() -> None:
+    import numpy as np
+
+    from haystack_integrations.components.code_alias.store_cache import best_first
+
+    languages = [("a", "py"), ("b", "go"), ("c", "py"), ("d", "py")]
+    docs = [Document(content=content, meta={"lang": lang}) for content, lang in languages]
+    scores = np.array([0.5, 0.9, 0.5, 0.0])
+    assert [d.content for d, _ in best_first(docs, scores, top_k=10)] == ["b", "a", "c", "d"]
+    assert [d.content for d, _ in best_first(docs, scores, top_k=10, positive_only=True)] == ["b", "a", "c"]
+    py_only = {"field": "meta.lang", "operator": "==", "value": "py"}
+    assert [(d.content, s) for d, s in best_first(docs, scores, top_k=2, filters=py_only)] == [("a", 0.5), ("c", 0.5)]

@@ -20,10 +20,9 @@ import bm25s
 import numpy as np
 from haystack import Document, component, default_from_dict, default_to_dict
 from haystack.document_stores.in_memory import InMemoryDocumentStore
-from haystack.utils.filters import document_matches_filter
 
 from .core.identifiers import code_tokenize, split_identifier
-from .store_cache import PerStoreCache
+from .store_cache import PerStoreCache, best_first
 
 
 def document_head_text(document: Document) -> str:
@@ -228,19 +227,8 @@ class CodeBM25Retriever:
                 best_head = float(head.max())
                 if best_head > 0.0:
                     scores = scores + (boost * top / (best_head * (position + 1))) * head
-        order = np.argsort(-scores, kind="stable")
-        results: list[Document] = []
-        for position in order:
-            score = float(scores[position])
-            if score <= 0.0:
-                break
-            document = index.documents[position]
-            if filters and not document_matches_filter(filters=filters, document=document):
-                continue
-            results.append(dataclasses.replace(document, score=score, embedding=None))
-            if len(results) >= top_k:
-                break
-        return {"documents": results}
+        ranked = best_first(index.documents, scores, top_k=top_k, filters=filters, positive_only=True)
+        return {"documents": [dataclasses.replace(document, score=score, embedding=None) for document, score in ranked]}
 
     @component.output_types(documents=list[Document])
     async def run_async(

@@ -14,9 +14,8 @@ from typing import Any
 import numpy as np
 from haystack import Document, component, default_from_dict, default_to_dict
 from haystack.document_stores.in_memory import InMemoryDocumentStore
-from haystack.utils.filters import document_matches_filter
 
-from .store_cache import PerStoreCache
+from .store_cache import PerStoreCache, best_first
 
 # The unit-normalised vectors of each store's embedded documents, shared by every retriever instance.
 _MATRICES: PerStoreCache[tuple[list[Document], np.ndarray]] = PerStoreCache("embedding matrix")
@@ -92,22 +91,15 @@ class CodeEmbeddingRetriever:
                 "index and query must use the same embedding model"
             )
         query /= np.linalg.norm(query) or 1.0
-        scores = matrix @ query
-        results: list[Document] = []
-        for position in np.argsort(-scores, kind="stable"):
-            document = documents[position]
-            if filters and not document_matches_filter(filters=filters, document=document):
-                continue
-            score = float(scores[position])
-            results.append(
-                dataclasses.replace(
-                    document,
-                    score=(score + 1.0) / 2.0 if scale_score else score,
-                    embedding=document.embedding if return_embedding else None,
-                )
+        ranked = best_first(documents, matrix @ query, top_k=top_k, filters=filters)
+        results = [
+            dataclasses.replace(
+                document,
+                score=(score + 1.0) / 2.0 if scale_score else score,
+                embedding=document.embedding if return_embedding else None,
             )
-            if len(results) >= top_k:
-                break
+            for document, score in ranked
+        ]
         return {"documents": results}
 
     @component.output_types(documents=list[Document])

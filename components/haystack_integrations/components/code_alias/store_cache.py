@@ -2,17 +2,20 @@
 
 Each is rebuilt when the store's contents change (another process re-indexed: the store reloads first), shared by
 every component instance reading that store, and dropped with `forget_store` when a process lets the store go.
+`best_first` turns the scores the in-memory retrievers compute over those documents into their ranking.
 """
 
 from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Callable
-from typing import ClassVar, Generic, TypeVar
+from collections.abc import Callable, Iterator
+from typing import Any, ClassVar, Generic, TypeVar
 
+import numpy as np
 from haystack import Document
 from haystack.document_stores.in_memory import InMemoryDocumentStore
+from haystack.utils.filters import document_matches_filter
 
 T = TypeVar("T")
 
@@ -84,3 +87,34 @@ def forget_store(index: str) -> None:
     """Drop what every cache holds for the store named `index` (see `CodeIndexDocumentStore.release`)."""
     for cache in PerStoreCache._all:
         cache.forget(index)
+
+
+def best_first(
+    documents: list[Document],
+    scores: np.ndarray,
+    *,
+    top_k: int,
+    filters: dict[str, Any] | None = None,
+    positive_only: bool = False,
+) -> Iterator[tuple[Document, float]]:
+    """
+    The documents with their scores, highest first (ties in document order), that pass `filters`: at most `top_k`.
+
+    :param documents: The store's documents, aligned with `scores`.
+    :param scores: One score per document.
+    :param top_k: Most documents to yield.
+    :param filters: Haystack filters on document fields.
+    :param positive_only: Stop at the first score <= 0 (BM25: no query term matched).
+    """
+    taken = 0
+    for position in np.argsort(-scores, kind="stable"):
+        score = float(scores[position])
+        if positive_only and score <= 0.0:
+            return
+        document = documents[position]
+        if filters and not document_matches_filter(filters=filters, document=document):
+            continue
+        yield document, score
+        taken += 1
+        if taken >= top_k:
+            return
