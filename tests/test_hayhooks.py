@@ -64,6 +64,8 @@ def server_env(index_dir: Path, **extra: str) -> dict[str, str]:
         HF_HUB_OFFLINE="1",
         CODE_ALIAS_INDEX_DIR=str(index_dir),
         HAYHOOKS_SHOW_TRACEBACKS="false",
+        # A fixed pipeline set: no deploy/undeploy routes or MCP tools (the wrappers refuse to serve without it).
+        HAYHOOKS_DURABLE_MODE="true",
         **extra,
     )
     return env

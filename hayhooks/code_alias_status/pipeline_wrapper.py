@@ -1,32 +1,20 @@
-"""Hayhooks deployment `code_alias_status`: is the index loaded, what does it hold, how is the server configured.
+"""Hayhooks deployment `code_alias_status` for `hayhooks run --pipelines-dir hayhooks`.
 
-REST only (`POST /code_alias_status/run` with `{}`); Hayhooks' own `GET /status` lists the deployments.
+The class lives in `haystack_integrations.components.code_alias.hayhooks_wrappers` (`code-alias serve` imports it
+from there). This subclass adds the guard: it refuses to set up under a Hayhooks server whose runtime deployment
+routes are on (hayhooks 2.1's default), so start Hayhooks with `HAYHOOKS_DURABLE_MODE=true`, or use
+`code-alias serve` (see docs/serving.md).
 """
 
 from __future__ import annotations
 
-from hayhooks.server.utils.base_pipeline_wrapper import BasePipelineWrapper
-
-from haystack_integrations.components.code_alias.serving import CodeAliasService, StatusResponse, get_service
+from haystack_integrations.components.code_alias.hayhooks_wrappers import StatusWrapper, require_fixed_deployments
 
 
-class PipelineWrapper(BasePipelineWrapper):
-    """Reports the shared service's state; answers 200 even without an index (then `ready` is false)."""
-
-    skip_mcp = True
+class PipelineWrapper(StatusWrapper):
+    """`StatusWrapper` behind the runtime-deployment guard."""
 
     def setup(self) -> None:
-        """Share the process's service."""
-        self.service: CodeAliasService = get_service()
-        self.pipeline = None
-
-    def run_api(self) -> StatusResponse:
-        """Health and status of the code-alias server: whether the index is loaded (and if not, how to build \
-it), the index folder, dictionary version and size, document count, the rewrite modes available and whether a \
-chat generator is configured.
-
-        :returns: `ready`, `error`, `index_dir`, `backend`, `dictionary` (version, root, symbols, packages,
-            files), `documents`, `modes`, `generator` (configured, kind, model, base_url, timeout),
-            `rewrite_cache`, `limits`, `torch_threads` and `uptime_seconds`.
-        """
-        return self.service.status()
+        """Refuse a Hayhooks server that accepts uploaded code, then share the process's service."""
+        require_fixed_deployments()
+        super().setup()

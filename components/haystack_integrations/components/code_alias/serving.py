@@ -22,6 +22,10 @@ Configuration (environment variables, read once when the service is created):
 - `CODE_ALIAS_TORCH_THREADS`: torch intra-op threads (default 1: a one-sentence query gains nothing from more,
   and several requests at once each get a core).
 - `CODE_ALIAS_MAX_CONCURRENT_ASKS`: pipeline runs at once; more requests wait their turn (default 4).
+- `CODE_ALIAS_LEXICAL`: `1` serves the BM25-only query pipeline (`query_lexical.yml`): no embedding model in memory.
+
+Error messages never carry a traceback or an absolute file path (`bad_request` shortens paths to their last
+part), so an answer tells a client what to fix without showing the server's file system.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -38,10 +43,12 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 from fastapi import HTTPException
+from haystack.document_stores.errors import DocumentStoreError
 from typing_extensions import TypedDict
 
 from haystack_integrations.components.code_alias.core.model import DictionaryError
 from haystack_integrations.components.code_alias.dictionary_handle import DictionaryHandle
+from haystack_integrations.components.code_alias.index_files import index_exists
 from haystack_integrations.components.code_alias.paths import DICTIONARY_FILE, resolve_index_dir
 from haystack_integrations.components.code_alias.results import Hit, chunk_hit
 from haystack_integrations.components.code_alias.search import AskResult, Backend, CodeSearch, IndexMissingError
@@ -56,8 +63,11 @@ TOP_K_RANGE = (1, 100)
 LIMIT_RANGE = (1, 50)
 HITS_PER_FILE = 5
 BUILD_HINT = (
-    "build it with `code-alias index PATH --index-dir {index_dir}` (the server picks it up on the next request)"
+    "build it with `code-alias index PATH --index-dir DIR`, DIR being the server's CODE_ALIAS_INDEX_DIR "
+    "(the server picks it up on the next request)"
 )
+# An absolute POSIX path (or a Windows drive path) after a start, a space, a quote, `=` or `(`; URLs do not match.
+_PATH_RE = re.compile(r"""(?:(?<=^)|(?<=[\s'"=(\[]))(?:[A-Za-z]:\\|/)(?:[^\s'"()\[\]]*[/\\])?([^\s'"()\[\]/\\]*)""")
 
 
 # ---- response shapes (TypedDicts: Hayhooks turns them into the OpenAPI schema, and MCP gets plain JSON) ----------
@@ -186,6 +196,7 @@ class ServiceSettings:
     llm_timeout: float = 20.0
     torch_threads: int | None = 1
     max_concurrent_asks: int = 4
+    lexical: bool = False
 
     @property
     def generator_configured(self) -> bool:
@@ -209,6 +220,9 @@ class ServiceSettings:
             raise ValueError("set CODE_ALIAS_LLM_BASE_URL or CODE_ALIAS_LLM_GGUF, not both")
         threads_text = env.get("CODE_ALIAS_TORCH_THREADS", "1").strip()
         threads = None if threads_text in ("", "0") else _positive_int(threads_text, "CODE_ALIAS_TORCH_THREADS")
+        lexical = _flag(env.get("CODE_ALIAS_LEXICAL", ""), "CODE_ALIAS_LEXICAL")
+        if lexical and (base_url or gguf):
+            raise ValueError("CODE_ALIAS_LEXICAL (BM25 alone) cannot use an LLM: unset CODE_ALIAS_LLM_BASE_URL/_GGUF")
         return cls(
             index_dir=resolve_index_dir(env.get("CODE_ALIAS_INDEX_DIR") or None).resolve(),
             backend=backend,  # type: ignore[arg-type]
@@ -220,6 +234,7 @@ class ServiceSettings:
             max_concurrent_asks=_positive_int(
                 env.get("CODE_ALIAS_MAX_CONCURRENT_ASKS", "4"), "CODE_ALIAS_MAX_CONCURRENT_ASKS"
             ),
+            lexical=lexical,
         )
 
     def chat_generator(self) -> dict[str, Any] | None:
@@ -265,6 +280,15 @@ def _positive_int(text: str, name: str) -> int:
     return value
 
 
+def _flag(text: str, name: str) -> bool:
+    value = text.strip().lower()
+    if value in ("", "0", "false", "no", "off"):
+        return False
+    if value in ("1", "true", "yes", "on"):
+        return True
+    raise ValueError(f"{name} must be 1/true/yes or 0/false/no, got {text!r}")
+
+
 def _positive_float(text: str, name: str) -> float:
     try:
         value = float(text)
@@ -276,15 +300,29 @@ def _positive_float(text: str, name: str) -> float:
 
 
 # ---- validation (the REST schema checks the same; MCP calls arrive without it) -------------------------------------
+def hide_paths(message: str) -> str:
+    """`message` with every absolute file path cut to `.../last-part`, so an error shows no server directories."""
+    return _PATH_RE.sub(lambda match: f".../{match.group(1)}" if match.group(1) else "...", message)
+
+
 def bad_request(message: str, status_code: int = 422) -> HTTPException:
-    """An error answer with a one-line message (Hayhooks passes HTTPException through as is)."""
-    return HTTPException(status_code=status_code, detail=message)
+    """An error answer with a one-line message and no absolute paths (Hayhooks passes HTTPException through)."""
+    return HTTPException(status_code=status_code, detail=hide_paths(" ".join(message.split())))
+
+
+def _check_text(value: str, name: str) -> None:
+    """422 when `value` is not valid Unicode text (a lone surrogate such as "\\ud800" cannot be encoded)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise bad_request(f"{name} is not valid Unicode text: a lone surrogate at character {error.start:,}") from None
 
 
 def check_question(question: Any) -> str:
     """The question, stripped; 422 when it is not a string, empty or longer than `MAX_QUESTION_CHARS`."""
     if not isinstance(question, str):
         raise bad_request(f"question must be a string, got {type(question).__name__}")
+    _check_text(question, "question")
     text = question.strip()
     if not text:
         raise bad_request('question is empty: ask something, e.g. "where\'s the payments retry helper?"')
@@ -296,7 +334,7 @@ def check_question(question: Any) -> str:
 def check_int(value: Any, name: str, low: int, high: int) -> int:
     """`value` as an int in [low, high]; 422 otherwise (booleans are not numbers here)."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise bad_request(f"{name} must be an integer from {low} to {high}, got {value!r}")
+        raise bad_request(f"{name} must be an integer from {low} to {high}, got {type(value).__name__}")
     if not low <= value <= high:
         raise bad_request(f"{name} must be from {low} to {high}, got {value}")
     return value
@@ -313,6 +351,7 @@ def check_prefix(prefix: Any) -> str:
     """The autocomplete prefix, stripped; 422 when it is not a string, empty or longer than `MAX_PREFIX_CHARS`."""
     if not isinstance(prefix, str):
         raise bad_request(f"prefix must be a string, got {type(prefix).__name__}")
+    _check_text(prefix, "prefix")
     text = prefix.strip()
     if not text:
         raise bad_request("prefix is empty: type the start of a symbol or package name")
@@ -404,6 +443,7 @@ class CodeAliasService:
                         self.settings.index_dir,
                         backend=self.settings.backend,
                         llm=llm,
+                        lexical=self.settings.lexical,
                         chat_generator=self.settings.chat_generator() if llm else None,
                         rewriter_params={"timeout": self.settings.llm_timeout} if llm else None,
                     )
@@ -414,7 +454,7 @@ class CodeAliasService:
                     logger.exception("code-alias: could not load the %s query pipeline", key)
                     message = " ".join(str(error).split())[:300]
                     raise bad_request(
-                        f"could not load the index at {self.settings.index_dir} ({self.settings.backend}): "
+                        f"could not load the index ({self.settings.backend} backend): "
                         f"{type(error).__name__}: {message}",
                         status_code=503,
                     ) from error
@@ -423,8 +463,35 @@ class CodeAliasService:
 
     def _missing_index(self, error: Exception | None = None) -> HTTPException:
         index_dir = self.settings.index_dir
-        reason = f"no index at {index_dir}" if not (index_dir / DICTIONARY_FILE).is_file() else str(error)
-        return bad_request(f"{reason}; {BUILD_HINT.format(index_dir=index_dir)}", status_code=404)
+        reason = f"no index at {index_dir}" if not index_exists(index_dir) else str(error)
+        return bad_request(f"{reason}; {BUILD_HINT}", status_code=404)
+
+    @contextmanager
+    def _backend_errors(self, what: str) -> Iterator[None]:
+        """
+        Turn a failure of the retrieval backend (Elasticsearch down, a store that cannot be read) into a 503.
+
+        Haystack wraps a component's error in `PipelineRuntimeError`; the chain is searched for a
+        `DocumentStoreError` (`CodeAliasBackendError` is one) or a connection/OS error.
+
+        :param what: The operation, for the log.
+        """
+        try:
+            yield
+        except HTTPException:
+            raise
+        except (IndexMissingError, DictionaryError) as error:
+            raise self._missing_index(error) from error
+        except Exception as error:
+            cause = _backend_cause(error)
+            if cause is None:
+                raise
+            logger.warning("code-alias: %s failed on the %s backend: %s", what, self.settings.backend, cause)
+            raise bad_request(
+                f"the {self.settings.backend} backend is unavailable ({type(cause).__name__}: "
+                f"{' '.join(str(cause).split())[:300]}); try again later",
+                status_code=503,
+            ) from error
 
     def _require_mode(self, mode: Any) -> Mode:
         checked = check_mode(mode)
@@ -449,11 +516,8 @@ class CodeAliasService:
         k = check_int(top_k, "top_k", *TOP_K_RANGE)
         chosen = self._require_mode(mode)
         search = self._search()
-        with self._slot():
-            try:
-                answer = search.ask(text, top_k=k, mode=chosen if search.llm else None)
-            except (IndexMissingError, DictionaryError) as error:
-                raise self._missing_index(error) from error
+        with self._slot(), self._backend_errors("ask"):
+            answer = search.ask(text, top_k=k, mode=chosen if search.llm else None)
         return plain(self._ask_payload(answer, chosen, k))
 
     @staticmethod
@@ -496,7 +560,7 @@ class CodeAliasService:
         text = check_question(question)
         chosen = self._require_mode(mode)
         pipeline = self._search().query_pipeline
-        try:
+        with self._backend_errors("rewrite"):
             result = pipeline.get_component("rewriter").run(question=text, mode=chosen)
             meta = dict(result.get("meta") or {})
             if "faithfulness" in pipeline.graph.nodes:  # the LLM pipeline checks every name against the dictionary
@@ -505,8 +569,6 @@ class CodeAliasService:
                 )
                 result = {**result, **{k: checked[k] for k in ("rewritten", "symbols", "packages")}}
                 meta["dropped"] = checked.get("dropped", [])
-        except (IndexMissingError, DictionaryError) as error:
-            raise self._missing_index(error) from error
         return plain(
             {
                 "rewritten": result["rewritten"],
@@ -560,7 +622,7 @@ class CodeAliasService:
         except HTTPException as problem:
             error = str(problem.detail)
         except Exception as problem:  # a status report must answer even when the backend does not
-            error = f"{type(problem).__name__}: {problem}"
+            error = str(bad_request(f"{type(problem).__name__}: {problem}").detail)
         return plain(
             {
                 "ready": error is None,
@@ -583,6 +645,20 @@ class CodeAliasService:
                 "uptime_seconds": round(time.monotonic() - self.started, 3),
             }
         )
+
+
+def _backend_cause(error: BaseException) -> BaseException | None:
+    """The backend failure in `error`'s cause chain (a store error, a refused connection, an I/O error), or None."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, (DocumentStoreError, ConnectionError, TimeoutError, OSError)):
+            return current
+        if type(current).__module__.split(".")[0] in ("elastic_transport", "elasticsearch"):
+            return current
+        current = current.__cause__ or current.__context__
+    return None
 
 
 _SERVICES: dict[ServiceSettings, CodeAliasService] = {}

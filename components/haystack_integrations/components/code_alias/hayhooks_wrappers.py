@@ -1,0 +1,177 @@
+"""The four deployments of the code-alias server, as Hayhooks `PipelineWrapper` classes.
+
+`code-alias serve` (see `server.py`) builds its app from exactly these classes, by import, and nothing else.
+The folders under the repository's `hayhooks/` directory subclass them for `hayhooks run` and add
+`require_fixed_deployments()`, which refuses to set up under a Hayhooks server whose runtime deployment routes
+(`/deploy_files`, `/deploy-yaml`, `/undeploy`, MCP `deploy_pipeline`) are on.
+
+The signatures and docstrings of `run_api` are the REST request schemas and the MCP tool descriptions.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Annotated, Literal
+
+from hayhooks.server.utils.base_pipeline_wrapper import BasePipelineWrapper
+from pydantic import Field
+
+from haystack_integrations.components.code_alias.serving import (
+    LIMIT_RANGE,
+    MAX_PREFIX_CHARS,
+    MAX_QUESTION_CHARS,
+    TOP_K_RANGE,
+    AskResponse,
+    AutocompleteResponse,
+    CodeAliasService,
+    RewriteResponse,
+    StatusResponse,
+    get_service,
+)
+
+ALLOW_RUNTIME_DEPLOY_ENV = "CODE_ALIAS_ALLOW_RUNTIME_DEPLOY"
+UNSAFE_HAYHOOKS = (
+    "refusing to serve code-alias under a Hayhooks server with runtime deployment on: any client that reaches it "
+    "can upload Python through /deploy_files or the MCP deploy_pipeline tool, and the server runs it. Serve with "
+    "`code-alias serve` instead, or start Hayhooks with HAYHOOKS_DURABLE_MODE=true (a fixed pipeline set; "
+    "hayhooks >= 2.1) or HAYHOOKS_RUNTIME_DEPLOY_ENABLED=false (hayhooks >= 2.2); set "
+    f"{ALLOW_RUNTIME_DEPLOY_ENV}=1 only on a machine no one else can reach"
+)
+
+
+def require_fixed_deployments() -> None:
+    """
+    Refuse to run inside a Hayhooks server that accepts new deployments at run time.
+
+    Hayhooks loads the `hayhooks/` wrappers in the server it was started as; when that server keeps its deploy
+    and undeploy routes (hayhooks 2.1's default), the wrappers' `setup()` fails with this message, so the unsafe
+    configuration serves nothing of ours and says what to run instead.
+
+    :raises RuntimeError: Runtime deployment is on and `CODE_ALIAS_ALLOW_RUNTIME_DEPLOY` is not set.
+    """
+    from hayhooks.settings import settings
+
+    if os.environ.get(ALLOW_RUNTIME_DEPLOY_ENV, "").strip().lower() in ("1", "true", "yes"):
+        return
+    if getattr(settings, "durable_mode", False) or getattr(settings, "runtime_deploy_enabled", True) is False:
+        return
+    raise RuntimeError(UNSAFE_HAYHOOKS)
+
+
+class AskWrapper(BasePipelineWrapper):
+    """Serves `CodeSearch.ask` (the YAML query pipelines `query.yml` / `query_llm.yml`) over REST and MCP."""
+
+    def setup(self) -> None:
+        """Load the index, the dictionary and the model once (shared with the other code_alias deployments)."""
+        self.service: CodeAliasService = get_service()
+        self.pipeline = None
+
+    def run_api(
+        self,
+        question: Annotated[str, Field(min_length=1, max_length=MAX_QUESTION_CHARS)],
+        top_k: Annotated[int, Field(ge=TOP_K_RANGE[0], le=TOP_K_RANGE[1], strict=True)] = 10,
+        mode: Literal["dictionary", "llm"] = "dictionary",
+    ) -> AskResponse:
+        """Find where something lives in the indexed code base from an informal question (e.g. "where's the \
+payments retry helper?"): returns the files that answer it, best first, each with its matching definitions \
+(symbol, qualified name, kind, start and end line), and the query rewrite that was used, i.e. the question \
+expanded into real symbol and package names of this code base (never invented ones). Use it before opening files \
+when you do not know a name or a path; ask one thing per call.
+
+        :param question: The question in your own words; identifiers, typos and nicknames are fine (at most 2,000
+            characters).
+        :param top_k: How many files (and definitions) to return, 1 to 100.
+        :param mode: "dictionary" (default: deterministic, milliseconds) rewrites with the alias dictionary alone;
+            "llm" lets the server's language model choose among the dictionary's candidates (only when the
+            server has one configured; see `code_alias_status`).
+        :returns: `files` (rank, file_path, score, hits with symbol, qualified_name, kind, start_line, end_line),
+            `symbols` (the same definitions as one ranked list), `rewrite` (rewritten, symbols, packages, intent,
+            dropped, meta), `mode` and `seconds`.
+        """
+        return self.service.ask(question, top_k, mode)
+
+
+class RewriteWrapper(BasePipelineWrapper):
+    """Serves the query pipeline's `ConstrainedQueryRewriter` (and, in LLM mode, `SymbolFaithfulnessFilter`)."""
+
+    def setup(self) -> None:
+        """Load the dictionary once (shared with the other code_alias deployments)."""
+        self.service: CodeAliasService = get_service()
+        self.pipeline = None
+
+    def run_api(
+        self,
+        question: Annotated[str, Field(min_length=1, max_length=MAX_QUESTION_CHARS)],
+        mode: Literal["dictionary", "llm"] = "dictionary",
+    ) -> RewriteResponse:
+        """Translate an informal question about the indexed code base into that code base's own vocabulary, \
+without searching: returns the rewritten query, the real symbol and package names it is about (only names that \
+exist in the indexed code; nothing is invented), the intent (locate_symbol, explain_behavior, how_to or debug) and \
+the ranked candidate hints with their files. Use it to learn what something is called here, or to feed grep or \
+your own search with the right identifiers.
+
+        :param question: The question in your own words (at most 2,000 characters).
+        :param mode: "dictionary" (default: deterministic, milliseconds) or "llm" (the server's language model
+            chooses among the dictionary's candidates; only when the server has one configured).
+        :returns: `rewritten`, `symbols`, `packages`, `intent`, `hints` (kind, name, score, qualified_names, files,
+            package, reasons) and `meta` (mode, dictionary_version, latency_ms; in LLM mode also fallback, cache_hit
+            and the names the faithfulness filter dropped).
+        """
+        return self.service.rewrite(question, mode)
+
+
+class AutocompleteWrapper(BasePipelineWrapper):
+    """Serves `HintIndex.complete` over the shared, auto-reloading dictionary."""
+
+    skip_mcp = True
+
+    def setup(self) -> None:
+        """Share the process's service (the dictionary is loaded once and reloaded when re-indexed)."""
+        self.service: CodeAliasService = get_service()
+        self.pipeline = None
+
+    def run_api(
+        self,
+        prefix: Annotated[str, Field(min_length=1, max_length=MAX_PREFIX_CHARS)],
+        limit: Annotated[int, Field(ge=LIMIT_RANGE[0], le=LIMIT_RANGE[1], strict=True)] = 10,
+    ) -> AutocompleteResponse:
+        """Complete a symbol or package name from the alias dictionary: names that start with the prefix \
+(case-insensitive), then fuzzy matches for typos.
+
+        :param prefix: What the user has typed so far (at most 200 characters).
+        :param limit: How many completions to return, 1 to 50.
+        :returns: `prefix`, `dictionary_version` and `completions` (kind, name, score, qualified_names, files,
+            package, reasons), best first.
+        """
+        return self.service.autocomplete(prefix, limit)
+
+
+class StatusWrapper(BasePipelineWrapper):
+    """Reports the shared service's state; answers 200 even without an index (then `ready` is false)."""
+
+    skip_mcp = True
+
+    def setup(self) -> None:
+        """Share the process's service."""
+        self.service: CodeAliasService = get_service()
+        self.pipeline = None
+
+    def run_api(self) -> StatusResponse:
+        """Health and status of the code-alias server: whether the index is loaded (and if not, how to build \
+it), the index folder, dictionary version and size, document count, the rewrite modes available and whether a \
+chat generator is configured.
+
+        :returns: `ready`, `error`, `index_dir`, `backend`, `dictionary` (version, root, symbols, packages,
+            files), `documents`, `modes`, `generator` (configured, kind, model, base_url, timeout),
+            `rewrite_cache`, `limits`, `torch_threads` and `uptime_seconds`.
+        """
+        return self.service.status()
+
+
+#: The deployments, by the name of their route (`/NAME/run`) and MCP tool; nothing else is ever served.
+DEPLOYMENTS: dict[str, type[BasePipelineWrapper]] = {
+    "code_alias_ask": AskWrapper,
+    "code_alias_rewrite": RewriteWrapper,
+    "code_alias_autocomplete": AutocompleteWrapper,
+    "code_alias_status": StatusWrapper,
+}
