@@ -64,6 +64,14 @@ def _parser() -> argparse.ArgumentParser:
 
     bench = commands.add_parser("bench", help="run the evaluation harness (see `code-alias bench --help`)")
     bench.add_argument("args", nargs=argparse.REMAINDER)
+
+    serve = commands.add_parser("serve", help="serve ask/rewrite/autocomplete/status over REST (and MCP)")
+    serve.add_argument("--host", help="address to bind (default: $CODE_ALIAS_HOST or 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="port (default: $CODE_ALIAS_PORT or 1416)")
+    serve.add_argument("--mcp", action="store_true", help="also serve MCP (streamable HTTP) at /mcp")
+    serve.add_argument(
+        "--allow-remote", action="store_true", help="bind a non-loopback address without CODE_ALIAS_API_TOKEN"
+    )
     return parser
 
 
@@ -202,13 +210,26 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     return bench_main(args.args)
 
 
+def _cmd_serve(args: argparse.Namespace) -> int:
+    from .server import serve_from_cli
+
+    return serve_from_cli(
+        index_dir=args.index_dir,
+        backend=args.backend,
+        host=args.host,
+        port=args.port,
+        mcp=args.mcp,
+        allow_remote=args.allow_remote,
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `code-alias` console script."""
     # A command-line run on a closed network should not stall on telemetry; users can still opt in.
     os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
     parser = _parser()
     args = parser.parse_args(argv)
-    handlers = {"index": _cmd_index, "ask": _cmd_ask, "dict": _cmd_dict, "bench": _cmd_bench}
+    handlers = {"index": _cmd_index, "ask": _cmd_ask, "dict": _cmd_dict, "bench": _cmd_bench, "serve": _cmd_serve}
     try:
         return handlers[args.command](args)
     except KeyboardInterrupt:
