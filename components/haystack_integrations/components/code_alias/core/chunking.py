@@ -46,12 +46,13 @@ def chunk_file(text: str, symbols: list[SymbolDef], *, max_lines: int = MAX_CHUN
         key=lambda s: (s.start_line, -s.end_line),
     )
     chunks: list[Chunk] = []
-    remainder = _without_nested(lines, 1, len(lines), _direct_children(definitions, None))
+    children = _children_of_all(definitions)
+    remainder = _without_nested(lines, 1, len(lines), children[-1])
     if any(line.strip() for line in remainder):
         chunks.append(Chunk("\n".join(remainder[:max_lines]), "module", None, None, 1, max(1, len(lines))))
-    for definition in definitions:
+    for index, definition in enumerate(definitions):
         end = min(definition.end_line, len(lines))
-        body = _without_nested(lines, definition.start_line, end, _direct_children(definitions, definition))
+        body = _without_nested(lines, definition.start_line, end, children[index])
         chunks.append(
             Chunk(
                 content="\n".join(body[:max_lines]),
@@ -65,24 +66,53 @@ def chunk_file(text: str, symbols: list[SymbolDef], *, max_lines: int = MAX_CHUN
     return chunks
 
 
-def _direct_children(definitions: list[SymbolDef], parent: SymbolDef | None) -> list[SymbolDef]:
-    """Definitions nested directly in `parent` (or top-level ones for None), by span containment."""
-    inside = [
-        d
-        for d in definitions
-        if d is not parent
-        and (parent is None or (parent.start_line <= d.start_line and d.end_line <= parent.end_line))
-        and not (parent is not None and d.start_line == parent.start_line and d.end_line == parent.end_line)
-    ]
+def _children_of_all(definitions: list[SymbolDef]) -> list[list[SymbolDef]]:
+    """
+    The direct children of every definition (by span containment), and last the top-level definitions.
+
+    `definitions` is sorted by (start line, -end line). A child of definition `i` is a later definition inside
+    its span and not of the same span; a definition inside the previous child is a grandchild and is skipped.
+    Once a child is taken, the scan jumps to the first later definition that ends after it (precomputed with a
+    monotonic stack), so for spans that nest, as a syntax tree's do, every definition is visited once as a child
+    and the whole pass is linear. Spans that cross (never from a parser) are still handled exactly, by stepping.
+
+    :param definitions: Chunk-worthy definitions in (start line, -end line) order.
+    :returns: One list per definition, in the same order, plus the top-level list at the end.
+    """
+    count = len(definitions)
+    ends_later = [count] * count  # first later index whose end line is greater
+    stack: list[int] = []
+    for index, definition in enumerate(definitions):
+        while stack and definitions[stack[-1]].end_line < definition.end_line:
+            ends_later[stack.pop()] = index
+        stack.append(index)
+    result = [_direct_children(definitions, ends_later, index) for index in range(count)]
+    result.append(_direct_children(definitions, ends_later, None))
+    return result
+
+
+def _direct_children(definitions: list[SymbolDef], ends_later: list[int], index: int | None) -> list[SymbolDef]:
+    """Definitions nested directly in `definitions[index]` (or top-level ones for None), by span containment."""
+    parent = None if index is None else definitions[index]
     children: list[SymbolDef] = []
-    for definition in inside:
-        if (
-            children
-            and children[-1].start_line <= definition.start_line
-            and definition.end_line <= children[-1].end_line
+    last: SymbolDef | None = None
+    position = 0 if index is None else index + 1  # nothing earlier in the order lies inside the parent
+    while position < len(definitions):
+        definition = definitions[position]
+        if parent is not None and definition.start_line > parent.end_line:
+            break  # sorted by start line: nothing later starts inside the parent
+        if last is not None and definition.end_line <= last.end_line:
+            position += 1  # inside the previous child (it starts no earlier): a grandchild
+            continue
+        if parent is not None and (
+            definition.end_line > parent.end_line
+            or (definition.start_line == parent.start_line and definition.end_line == parent.end_line)
         ):
-            continue  # nested deeper: covered by the previous child
+            position += 1  # crosses the parent's end, or is the parent's own span
+            continue
         children.append(definition)
+        last = definition
+        position = ends_later[position]  # skip what lies inside this child
     return children
 
 
