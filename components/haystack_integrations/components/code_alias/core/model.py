@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 SCHEMA_VERSION = 1
 # Bump when extraction or alias derivation changes what a file yields, so cached versions differ.
-EXTRACTOR_VERSION = 1
+EXTRACTOR_VERSION = 2
 
 SymbolKind = Literal[
     "function", "method", "class", "interface", "struct", "enum", "trait", "type", "constant", "variable", "module"
@@ -45,6 +45,14 @@ class SymbolDef(BaseModel):
     docstring: str = ""
     parent: str | None = None
     body_hash: str = Field(default="", description="hash of the definition's text without its name, for renames")
+    aliases: tuple[str, ...] = Field(
+        default=(), description="other names the code gives it: the public name of a renamed export"
+    )
+    reexport_from: str | None = Field(
+        default=None,
+        description="a re-export (`export { a as b } from './x'`): the module specifier; the definition's own name "
+        "is the first alias, and the dictionary links the public name to the definition when it resolves",
+    )
 
 
 class PackageInfo(BaseModel):

@@ -1,10 +1,13 @@
 """Tree-sitter symbol extraction: the definitions of a source file as `SymbolDef` records.
 
 Framework-free. One explicit walk per language over the declaration levels of the tree (module, class,
-impl, namespace bodies) rather than a tag query: function bodies are never entered, so the walk touches a
-small fraction of the nodes a query would match against, and parsing dominates the cost.
+impl, namespace bodies) rather than a tag query: function bodies are entered only at their statement level
+(JavaScript, two levels deep), so the walk touches a small fraction of the nodes a query would match
+against, and parsing dominates the cost. The walks cover what the grammars' own `tags.scm` queries tag as
+definitions (JavaScript's `pair` / `assignment_expression` function values included) at those levels, but
+not locals deep inside bodies, which a query cannot tell apart from callbacks.
 
-Supported: Python, JavaScript, TypeScript, TSX, Go, Rust, Java. Syntax errors never raise: tree-sitter
+Supported: Python, JavaScript (Flow-typed too), TypeScript, TSX, Vue single-file components, Go, Rust, Java. Syntax errors never raise: tree-sitter
 recovers, and whatever definitions it still recognises are returned.
 
 What is extracted (locals inside function bodies never are):
@@ -16,6 +19,22 @@ What is extracted (locals inside function bodies never are):
   follows), classes and their methods (arrow-function fields count as methods), functions and classes
   assigned to `const` / `let` / `var`, exported values, UPPER_CASE consts, `exports.f = function ...`;
   TypeScript interfaces (with their method signatures), type aliases, enums, and namespaces (kind "module").
+  Also: functions and classes declared directly in a function's body, two levels deep (vue's `patch` inside
+  `baseCreateRenderer`; not exported); the function-valued members of a module-level object literal
+  (`TeleportImpl.process`, methods); members assigned from outside (`Axios.prototype.request = function`,
+  `A.prototype = { ... }`, `axios.create = ...`, hooks such as `options.vnode = vnode => {}`: methods of that
+  object, exported when it is defined and exported here); `module.exports = function httpAdapter` and
+  `export default guard && function httpAdapter`; `export default { a, b }` / `module.exports = { a, b }` (names
+  exported, methods defined); destructured module-level names when an export list names them
+  (`const {isArray} = Array`); declarations inside `declare global {}` / `declare module "x" {}`; in `.d.ts`
+  files every declaration (ambient: exported). A renamed export (`export { a as b }`) keeps the definition's
+  own name and lists the public name in `aliases`; a renamed re-export (`export { a as b } from './x'`) is a
+  "variable" record named `b` with `aliases=("a",)` and `reexport_from="./x"`, which the dictionary builder
+  links to `a` in the file it resolves to. Flow-typed JavaScript that the JavaScript grammar fails on is
+  re-parsed with the TypeScript and TSX grammars, keeping the tree with the fewest syntax errors (babel's
+  `expression.js`: 437 error nodes with the JavaScript grammar, 0 with TypeScript).
+- Vue single-file components (`.vue`): the component (a "class" named after the file, spanning it) and the
+  definitions of its `<script>` / `<script setup>` blocks, read with the grammar their `lang` names.
 - Go: functions, methods (qualified `Receiver.Method`), type declarations (struct, interface with its
   methods, other), exported consts and vars.
 - Rust: functions, impl and trait methods (qualified `Type.method`), structs and unions (kind "struct"),
@@ -48,7 +67,7 @@ import threading
 from functools import cache
 from pathlib import PurePosixPath
 
-from tree_sitter import Language, Node, Parser
+from tree_sitter import Language, Node, Parser, Tree
 
 from haystack_integrations.components.code_alias.core.model import SymbolDef, SymbolKind
 
@@ -71,6 +90,7 @@ LANGUAGE_BY_EXTENSION: dict[str, str] = {
     ".mts": "typescript",
     ".cts": "typescript",
     ".tsx": "tsx",
+    ".vue": "vue",
     ".go": "go",
     ".rs": "rust",
     ".java": "java",
@@ -86,7 +106,9 @@ _GRAMMARS: dict[str, tuple[str, str]] = {
     "rust": ("tree_sitter_rust", "language"),
     "java": ("tree_sitter_java", "language"),
 }
-SUPPORTED_LANGUAGES: frozenset[str] = frozenset(_GRAMMARS)
+# Languages read through another grammar: a `.vue` file's `<script>` blocks are JavaScript or TypeScript.
+_EMBEDDING_LANGUAGES = frozenset({"vue"})
+SUPPORTED_LANGUAGES: frozenset[str] = frozenset(_GRAMMARS) | _EMBEDDING_LANGUAGES
 
 MAX_DOC_CHARS = 500
 
@@ -155,7 +177,7 @@ def module_name_for(file_path: str, language: str, text: str | None = None) -> s
         if folders and folders[0] in ("src", "lib"):
             folders = folders[1:]
         names = [*folders, stem] if stem != "__init__" else folders
-    elif language in ("javascript", "typescript", "tsx"):
+    elif language in ("javascript", "typescript", "tsx", "vue"):
         if stem.endswith(".d"):
             stem = stem[: -len(".d")]
         names = [*folders, stem] if stem != "index" else folders
@@ -190,8 +212,8 @@ def _java_folder(folders: list[str]) -> list[str]:
 
 
 def _check_language(language: str) -> None:
-    if language not in _GRAMMARS:
-        supported = ", ".join(sorted(_GRAMMARS))
+    if language not in SUPPORTED_LANGUAGES:
+        supported = ", ".join(sorted(SUPPORTED_LANGUAGES))
         raise ValueError(f"unsupported language {language!r} (supported: {supported})")
 
 
@@ -230,10 +252,62 @@ def extract_symbols(text: str, language: str, file_path: str) -> list[SymbolDef]
     """
     _check_language(language)
     source = text.encode("utf-8", "surrogatepass")
+    module = module_name_for(file_path, language)
+    if language == "vue":
+        return _extract_vue(source, file_path, module)
     tree = _parser(language).parse(source)
-    extractor = _Extractor(source, language, file_path, module_name_for(file_path, language))
+    if language == "javascript" and tree.root_node.has_error:
+        tree = _flow_tree(source, tree)
+    extractor = _Extractor(source, language, file_path, module)
     walk = _WALKERS[language]
     walk(extractor, tree.root_node)
+    return extractor.finish()
+
+
+def _error_count(node: Node, limit: int = 1_000) -> int:
+    """Syntax errors in a tree (ERROR and missing nodes), counted up to `limit`; only erring subtrees are entered."""
+    count = 0
+    stack = [node]
+    while stack and count < limit:
+        current = stack.pop()
+        if current.type == "ERROR" or current.is_missing:
+            count += 1
+        elif current.has_error:
+            stack.extend(current.children)
+    return count
+
+
+def _flow_tree(source: bytes, tree: Tree) -> Tree:
+    """
+    The best parse of a JavaScript file the JavaScript grammar fails on: Flow-typed code (`// @flow`: babel's
+    parser, React) reads as TypeScript almost everywhere. The TypeScript and TSX grammars are tried, and the tree
+    with the fewest syntax errors wins (ties go to the JavaScript grammar).
+    """
+    best, best_errors = tree, _error_count(tree.root_node)
+    for grammar in ("typescript", "tsx"):
+        candidate = _parser(grammar).parse(source)
+        errors = _error_count(candidate.root_node)
+        if errors < best_errors:
+            best, best_errors = candidate, errors
+        if best_errors == 0:
+            break
+    return best
+
+
+def _extract_vue(source: bytes, file_path: str, module: str) -> list[SymbolDef]:
+    """A `.vue` single-file component: the component itself (a "class" over the whole file, named after the
+    file) and the definitions of its `<script>` / `<script setup>` blocks, parsed as the `lang` they declare."""
+    blanked, grammar = _vue_tree(source)
+    tree = _parser(grammar).parse(blanked)
+    extractor = _Extractor(blanked, "vue", file_path, module)
+    component_name = _vue_component_name(file_path)
+    if component_name:
+        index = extractor.add(component_name, "class", tree.root_node, exported=True)
+        record = extractor.defs[index]
+        record.start_row, record.start_byte = 0, 0
+        record.end_byte = len(source)
+        record.end_row = max(0, source.count(b"\n") - (1 if source.endswith(b"\n") else 0))
+    _walk_js(extractor, tree.root_node)
     return extractor.finish()
 
 
@@ -242,6 +316,7 @@ class _Def:
     """A definition before its export status is final (that can depend on `__all__` or `export {}` later)."""
 
     __slots__ = (
+        "aliases",
         "container",
         "doc",
         "end_byte",
@@ -251,6 +326,7 @@ class _Def:
         "name",
         "own_exported",
         "parent",
+        "reexport_from",
         "scopes",
         "signature",
         "start_byte",
@@ -284,6 +360,8 @@ class _Def:
         self.start_byte = 0
         self.end_byte = 0
         self.doc = ""
+        self.aliases: tuple[str, ...] = ()
+        self.reexport_from: str | None = None
 
 
 class _Extractor:
@@ -298,6 +376,17 @@ class _Extractor:
         # Python `__all__` (None: the module has none) and whether every part of it was a literal.
         self.listed: set[str] | None = None
         self.listed_complete = True
+        # JavaScript: local name -> the public names a renamed export gives it (`export { a as b }`).
+        self.public_names: dict[str, list[str]] = {}
+        # JavaScript: inside a `.d.ts` file, `declare global {}` or `declare module "x" {}` (everything public).
+        self.ambient = False
+        # JavaScript: how many function bodies deep the walk is (`_JS_MAX_FUNCTION_DEPTH`).
+        self.function_depth = 0
+        self._top_level: dict[str, int] = {}
+
+    def top_level_index(self, name: str) -> int | None:
+        """The index of the last module-level definition called `name` so far, if any."""
+        return self._top_level.get(name)
 
     # -- recording ----------------------------------------------------------------------------------------
     def add(
@@ -340,6 +429,8 @@ class _Extractor:
         record.end_row = end.row - 1 if end.column == 0 and end.row > record.start_row else end.row
         record.doc = _clip(doc) if doc else comment
         self.defs.append(record)
+        if not scopes:
+            self._top_level[name] = len(self.defs) - 1
         return len(self.defs) - 1
 
     def _leading(self, node: Node) -> tuple[Node, str]:
@@ -400,6 +491,9 @@ class _Extractor:
             (i for i in range(len(self.defs)) if keep[i]),
             key=lambda i: (self.defs[i].start_byte, -self.defs[i].end_byte, i),
         )
+        for record in self.defs:
+            if record.top_level and record.name in self.public_names:
+                record.aliases = tuple(dict.fromkeys((*record.aliases, *self.public_names[record.name])))
         return [self._symbol(self.defs[i], exported[i]) for i in order]
 
     def _is_listed(self, name: str) -> bool:
@@ -435,6 +529,8 @@ class _Extractor:
             docstring=record.doc,
             parent=record.parent,
             body_hash=body_hash(body, record.name),
+            aliases=record.aliases,
+            reexport_from=record.reexport_from,
         )
 
 
@@ -666,9 +762,37 @@ def _py_collect_all(ex: _Extractor, node: Node | None) -> None:
 
 
 # ---- JavaScript / TypeScript ------------------------------------------------------------------------------------
+# Functions nested this deep inside other functions are still definitions (vue's `baseCreateRenderer` defines
+# `patch`, `mountComponent`... as `const` arrows in its body); deeper ones are local helpers.
+_JS_MAX_FUNCTION_DEPTH = 2
+_JS_WRAPPERS = frozenset({"parenthesized_expression", "as_expression", "satisfies_expression", "non_null_expression"})
+_JS_DECLARATION_FILE_RE = re.compile(r"\.d\.[cm]?ts$")
+
+
 def _walk_js(ex: _Extractor, root: Node) -> None:
     ex.listed = set()  # local names exported by `export { a, b }`, `export default a`, `module.exports`
+    ex.ambient = bool(_JS_DECLARATION_FILE_RE.search(ex.file_path))
     _js_statements(ex, root, (), None, True)
+
+
+def _js_unwrap(node: Node | None) -> Node | None:
+    """`(x)`, `x as T`, `x satisfies T`, `x!` -> x."""
+    while node is not None and node.type in _JS_WRAPPERS and node.named_child_count:
+        node = node.named_children[0]
+    return node
+
+
+def _js_guarded(node: Node | None) -> Node | None:
+    """The value a guard selects: `supported && function httpAdapter() {}` -> the function."""
+    node = _js_unwrap(node)
+    while node is not None and node.type == "binary_expression" and _field_text_raw(node, "operator") in ("&&", "||"):
+        node = _js_unwrap(node.child_by_field_name("right"))
+    return node
+
+
+def _field_text_raw(node: Node, field: str) -> str:
+    child = node.child_by_field_name(field)
+    return (child.text or b"").decode("utf-8", "replace") if child is not None else ""
 
 
 def _js_statements(
@@ -684,9 +808,11 @@ def _js_statements(
                 _js_export_names(ex, statement)
         elif kind == "expression_statement":
             if top_level:
-                _js_commonjs(ex, statement)
+                _js_expression(ex, statement)
+            elif ex.ambient and statement.named_child_count:  # `declare module "x" {}` parses as an expression
+                _js_declaration(ex, statement.named_children[0], statement, scopes, container, True, False)
         elif kind not in _COMMENT_TYPES:
-            _js_declaration(ex, statement, statement, scopes, container, False, top_level)
+            _js_declaration(ex, statement, statement, scopes, container, ex.ambient, top_level)
 
 
 def _js_declaration(
@@ -699,9 +825,21 @@ def _js_declaration(
     top_level: bool,
 ) -> None:
     kind = node.type
-    if kind == "ambient_declaration":  # `declare function f(): void;` / `declare class C {}`
+    if kind == "ambient_declaration":  # `declare function f(): void;`, `declare global {}`, `declare module "x" {}`
+        ambient, ex.ambient = ex.ambient, True
         for child in node.named_children:
-            _js_declaration(ex, child, anchor, scopes, container, exported, top_level)
+            if child.type == "statement_block":  # `declare global { ... }`: its declarations are global
+                _js_statements(ex, child, scopes, container, top_level)
+            else:  # `declare function f()` in a `.ts` file describes something defined elsewhere
+                _js_declaration(ex, child, anchor, scopes, container, exported, top_level)
+        ex.ambient = ambient
+        return
+    if kind == "module":  # `declare module "x" { ... }`: an ambient module's declarations are all public
+        body = node.child_by_field_name("body")
+        if body is not None:
+            ambient, ex.ambient = ex.ambient, True
+            _js_statements(ex, body, scopes, container, top_level)
+            ex.ambient = ambient
         return
     name = _field_text(ex, node, "name")
 
@@ -719,15 +857,16 @@ def _js_declaration(
 
     if kind in ("function_declaration", "generator_function_declaration", "function_signature"):
         if name:
-            emit("function", signature=kind == "function_signature")
-    elif kind in ("class_declaration", "abstract_class_declaration", "interface_declaration"):
+            index = emit("function", signature=kind == "function_signature")
+            _js_function_body(ex, node, (*scopes, name), index)
+    elif kind in ("class_declaration", "abstract_class_declaration", "interface_declaration", "class"):
         if name:
             index = emit("interface" if kind == "interface_declaration" else "class")
             _js_class_body(ex, node.child_by_field_name("body"), (*scopes, name), name, index)
     elif kind in ("type_alias_declaration", "enum_declaration"):
         if name:
             emit("type" if kind == "type_alias_declaration" else "enum")
-    elif kind == "internal_module":  # `namespace A.B { ... }`; string-named ambient modules are skipped
+    elif kind == "internal_module":  # `namespace A.B { ... }`
         name_node = node.child_by_field_name("name")
         body = node.child_by_field_name("body")
         if name_node is not None and name_node.type in ("identifier", "nested_identifier"):
@@ -737,6 +876,22 @@ def _js_declaration(
                 _js_statements(ex, body, (*scopes, *outer, name), index, False)
     elif kind in ("lexical_declaration", "variable_declaration"):
         _js_variables(ex, node, anchor, scopes, container, exported, top_level)
+
+
+def _js_function_body(ex: _Extractor, function: Node | None, scopes: tuple[str, ...], container: int) -> None:
+    """Functions and classes declared directly in a function's body (closures a factory returns, helpers)."""
+    body = function.child_by_field_name("body") if function is not None else None
+    if body is None or body.type != "statement_block" or ex.function_depth >= _JS_MAX_FUNCTION_DEPTH:
+        return
+    ex.function_depth += 1
+    ambient, ex.ambient = ex.ambient, False
+    for statement in body.named_children:
+        if statement.type in ("function_declaration", "generator_function_declaration", "class_declaration"):
+            _js_declaration(ex, statement, statement, scopes, container, False, False)
+        elif statement.type in ("lexical_declaration", "variable_declaration"):
+            _js_variables(ex, statement, statement, scopes, container, False, False)
+    ex.ambient = ambient
+    ex.function_depth -= 1
 
 
 def _js_variables(
@@ -752,19 +907,36 @@ def _js_variables(
     declarators = [child for child in node.named_children if child.type == "variable_declarator"]
     for declarator in declarators:
         name_node = declarator.child_by_field_name("name")
+        if name_node is not None and name_node.type == "object_pattern" and top_level and not ex.function_depth:
+            # `const {isArray} = Array`: each name is a module-level binding, kept when an export list names it.
+            for element in name_node.named_children:
+                if element.type == "shorthand_property_identifier_pattern":
+                    ex.add(
+                        ex.text(element),
+                        "variable",
+                        declarator,
+                        scopes=scopes,
+                        container=container,
+                        exported=exported,
+                        top_level=True,
+                        listed_only=not exported,
+                        comment_anchor=anchor,
+                    )
+            continue
         if name_node is None or name_node.type != "identifier":
-            continue  # destructuring patterns define no single symbol
+            continue  # other destructuring patterns define no single symbol
         name = ex.text(name_node)
-        value = declarator.child_by_field_name("value")
+        value = _js_unwrap(declarator.child_by_field_name("value"))
         value_kind = value.type if value is not None else ""
         span, comment_anchor = (anchor, None) if len(declarators) == 1 else (declarator, anchor)
         kind: SymbolKind = "constant" if is_const else "variable"
         listed_only = False
+        methods = _js_object_methods(ex, value) if value_kind == "object" and top_level else []
         if value_kind in _JS_FUNCTION_VALUES:
             kind = "function"
         elif value_kind in _JS_CLASS_VALUES:
             kind = "class"
-        elif not exported and not (is_const and _UPPER_CASE_RE.fullmatch(name)):
+        elif ex.function_depth or (not exported and not (is_const and _UPPER_CASE_RE.fullmatch(name)) and not methods):
             if not top_level:
                 continue
             listed_only = True  # kept only if `export { name }` or `module.exports` names it, maybe further down
@@ -781,6 +953,34 @@ def _js_variables(
         )
         if kind == "class" and value is not None:
             _js_class_body(ex, value.child_by_field_name("body"), (*scopes, name), name, index)
+        elif kind == "function":
+            _js_function_body(ex, value, (*scopes, name), index)
+        for method_name, method in methods:
+            ex.add(method_name, "method", method, scopes=(*scopes, name), parent=name, container=index)
+
+
+def _js_object_methods(ex: _Extractor, obj: Node | None) -> list[tuple[str, Node]]:
+    """The function-valued members of an object literal: `{ process() {}, remove: function () {}, f: () => 1 }`."""
+    methods: list[tuple[str, Node]] = []
+    if obj is None or obj.type != "object":
+        return methods
+    for entry in obj.named_children:
+        if entry.type == "method_definition":
+            key = entry.child_by_field_name("name")
+        elif entry.type == "pair":
+            value = _js_unwrap(entry.child_by_field_name("value"))
+            if value is None or value.type not in _JS_FUNCTION_VALUES:
+                continue
+            key = entry.child_by_field_name("key")
+        else:
+            continue
+        if key is not None and key.type in ("property_identifier", "identifier"):
+            methods.append((ex.text(key), entry))
+        elif key is not None and key.type == "string":
+            text = ex.text(key)[1:-1]
+            if text.isidentifier():
+                methods.append((text, entry))
+    return methods
 
 
 def _js_class_body(ex: _Extractor, body: Node | None, scopes: tuple[str, ...], parent: str, container: int) -> None:
@@ -819,30 +1019,79 @@ def _js_class_body(ex: _Extractor, body: Node | None, scopes: tuple[str, ...], p
 
 
 def _js_export_names(ex: _Extractor, statement: Node) -> None:
-    """`export { a, b as c }` and `export default a` export the local names a and b."""
-    if statement.child_by_field_name("source") is not None:
-        return  # a re-export from another module defines nothing here
+    """
+    `export { a, b as c }`, `export default a` and `export default { a, b }` export the local names a and b.
+
+    A renamed export keeps the public name as an alias of the local definition; a renamed re-export from another
+    module (`export { a as c } from './x'`) becomes a re-export record that the dictionary links to `a` there.
+    """
     assert ex.listed is not None
-    value = statement.child_by_field_name("value")
+    source = statement.child_by_field_name("source")
+    if source is not None:
+        specifier = ex.text(source)[1:-1]
+        for child in statement.named_children:
+            if child.type != "export_clause":
+                continue
+            for item in child.named_children:
+                own, public = _field_text(ex, item, "name"), _field_text(ex, item, "alias")
+                if item.type == "export_specifier" and own and public and public != own:
+                    ex.add(public, "variable", item, exported=True, comment_anchor=statement)
+                    ex.defs[-1].aliases = (own,)
+                    ex.defs[-1].reexport_from = specifier
+        return
+    value = _js_guarded(statement.child_by_field_name("value"))
     if value is not None and value.type == "identifier":
         ex.listed.add(ex.text(value))
+    elif value is not None and value.type == "object":  # `export default { isArray, kindOf, merge() {} }`
+        _js_listed_object(ex, value, statement)
+    elif value is not None and (value.type in _JS_FUNCTION_VALUES or value.type in _JS_CLASS_VALUES):
+        name = _field_text(ex, value, "name")
+        if name:  # `export default supported && function httpAdapter(config) {}`
+            _js_assigned(ex, name, value, statement, (), None, None, True)
     for child in statement.named_children:
         if child.type == "export_clause":
-            for specifier in child.named_children:
-                if specifier.type == "export_specifier":
-                    ex.listed.add(_field_text(ex, specifier, "name"))
+            for item in child.named_children:
+                if item.type == "export_specifier":
+                    own, public = _field_text(ex, item, "name"), _field_text(ex, item, "alias")
+                    ex.listed.add(own)
+                    if public and public != own and public != "default":
+                        ex.public_names.setdefault(own, []).append(public)
         elif child.type == "identifier":  # TypeScript `export = Foo`
             ex.listed.add(ex.text(child))
 
 
-def _js_commonjs(ex: _Extractor, statement: Node) -> None:
-    """CommonJS exports: `module.exports = {a, b}`, `module.exports = a`, `exports.f = function () {}`."""
+def _js_listed_object(ex: _Extractor, obj: Node, statement: Node) -> None:
+    """An exported object literal: its shorthand and identifier members are exported, its methods defined."""
+    assert ex.listed is not None
+    for entry in obj.named_children:
+        if entry.type == "shorthand_property_identifier":
+            ex.listed.add(ex.text(entry))
+        elif entry.type == "pair":
+            value = _js_unwrap(entry.child_by_field_name("value"))
+            key = _field_text(ex, entry, "key")
+            if value is not None and value.type == "identifier":
+                ex.listed.add(ex.text(value))
+                if key and key != ex.text(value) and key.isidentifier():
+                    ex.public_names.setdefault(ex.text(value), []).append(key)
+    for name, method in _js_object_methods(ex, obj):
+        ex.add(name, "function", method, top_level=True, comment_anchor=None)
+
+
+def _js_expression(ex: _Extractor, statement: Node) -> None:
+    """
+    Top-level assignments that define or export something.
+
+    CommonJS: `module.exports = {a, b}`, `module.exports = a`, `module.exports = function httpAdapter() {}`,
+    `exports.f = function () {}`. Members assigned from outside: `Axios.prototype.request = function () {}`,
+    `Axios.prototype = { request() {} }`, `axios.create = function () {}`, and hooks such as
+    `options.vnode = vnode => {}` (methods of the object, exported when that object is defined and exported here).
+    """
     assert ex.listed is not None
     expression = statement.named_children[0] if statement.named_child_count else None
     if expression is None or expression.type != "assignment_expression":
         return
     left = expression.child_by_field_name("left")
-    right = expression.child_by_field_name("right")
+    right = _js_guarded(expression.child_by_field_name("right"))
     if left is None or right is None or left.type != "member_expression":
         return
     target = ex.text(left)
@@ -850,22 +1099,105 @@ def _js_commonjs(ex: _Extractor, statement: Node) -> None:
         if right.type == "identifier":
             ex.listed.add(ex.text(right))
         elif right.type == "object":
-            for entry in right.named_children:
-                if entry.type == "shorthand_property_identifier":
-                    ex.listed.add(ex.text(entry))
-                elif entry.type == "pair":
-                    value = entry.child_by_field_name("value")
-                    if value is not None and value.type == "identifier":
-                        ex.listed.add(ex.text(value))
-    elif target.startswith(("exports.", "module.exports.")) and target.count(".") == target.startswith("module") + 1:
+            _js_listed_object(ex, right, statement)
+        elif right.type in _JS_FUNCTION_VALUES or right.type in _JS_CLASS_VALUES:
+            name = _field_text(ex, right, "name")
+            if name:  # `module.exports = function httpAdapter(config) {}`
+                _js_assigned(ex, name, right, statement, (), None, None, True)
+        return
+    if target.startswith(("exports.", "module.exports.")) and target.count(".") == target.startswith("module") + 1:
         name = target.rpartition(".")[2]
-        if right.type in _JS_FUNCTION_VALUES:
-            ex.add(name, "function", statement, top_level=True)
-        elif right.type in _JS_CLASS_VALUES:
-            index = ex.add(name, "class", statement, top_level=True)
-            _js_class_body(ex, right.child_by_field_name("body"), (name,), name, index)
+        if right.type in _JS_FUNCTION_VALUES or right.type in _JS_CLASS_VALUES:
+            _js_assigned(ex, name, right, statement, (), None, None, True)
         elif right.type == "identifier":
             ex.listed.add(ex.text(right))
+        return
+    owner_node = left.child_by_field_name("object")
+    property_node = left.child_by_field_name("property")
+    if owner_node is None or property_node is None or property_node.type != "property_identifier":
+        return
+    member = ex.text(property_node)
+    if owner_node.type == "member_expression" and _field_text(ex, owner_node, "property") == "prototype":
+        owner_node = owner_node.child_by_field_name("object")  # `A.prototype.b = ...`
+    elif member == "prototype" and right.type == "object" and owner_node.type == "identifier":
+        owner = ex.text(owner_node)  # `A.prototype = { b() {}, c: function () {} }`
+        container = ex.top_level_index(owner)
+        for name, method in _js_object_methods(ex, right):
+            ex.add(name, "method", method, scopes=(owner,), parent=owner, container=container, exported=True)
+        return
+    if owner_node is None or owner_node.type != "identifier":
+        return
+    if right.type not in _JS_FUNCTION_VALUES and right.type not in _JS_CLASS_VALUES:
+        return
+    owner = ex.text(owner_node)
+    container = ex.top_level_index(owner)
+    # A hook on an imported object (`options.vnode = ...`) is no export of this module.
+    exported = container is not None and not member.startswith("_")
+    _js_assigned(ex, member, right, statement, (owner,), owner, container, exported)
+
+
+def _js_assigned(
+    ex: _Extractor,
+    name: str,
+    value: Node,
+    statement: Node,
+    scopes: tuple[str, ...],
+    parent: str | None,
+    container: int | None,
+    exported: bool,
+) -> None:
+    """A function or class assigned to a name (`module.exports = ...`, `A.prototype.b = ...`)."""
+    is_class = value.type in _JS_CLASS_VALUES
+    kind: SymbolKind = "class" if is_class else ("method" if parent else "function")
+    index = ex.add(
+        name,
+        kind,
+        statement,
+        scopes=scopes,
+        parent=parent,
+        container=container,
+        exported=exported,
+        top_level=not scopes,
+    )
+    if is_class:
+        _js_class_body(ex, value.child_by_field_name("body"), (*scopes, name), name, index)
+    else:
+        _js_function_body(ex, value, (*scopes, name), index)
+
+
+# ---- Vue single-file components -----------------------------------------------------------------------------
+_VUE_SCRIPT_RE = re.compile(rb"<script\b([^>]*)>(.*?)</script\s*>", re.DOTALL | re.IGNORECASE)
+_VUE_LANG_RE = re.compile(rb"""\blang\s*=\s*["']?([A-Za-z]+)""")
+_VUE_GRAMMAR = {b"ts": "typescript", b"tsx": "tsx", b"jsx": "tsx"}
+
+
+def _vue_tree(source: bytes) -> tuple[bytes, str]:
+    """
+    The source with everything outside its `<script>` / `<script setup>` blocks blanked (newlines kept, so lines
+    and byte offsets stay the file's own), and the grammar the blocks ask for (`lang="ts"`).
+    """
+    blanked = bytearray(b" " * len(source))
+    for index, byte in enumerate(source):
+        if byte == 0x0A:
+            blanked[index] = 0x0A
+    grammar = "javascript"
+    for match in _VUE_SCRIPT_RE.finditer(source):
+        start, end = match.span(2)
+        blanked[start:end] = source[start:end]
+        lang = _VUE_LANG_RE.search(match.group(1))
+        if lang is not None and lang.group(1).lower() in _VUE_GRAMMAR:
+            grammar = _VUE_GRAMMAR[lang.group(1).lower()]
+    return bytes(blanked), grammar
+
+
+def _vue_component_name(file_path: str) -> str:
+    """`src/components/hello-world.vue` -> `HelloWorld`; `App.vue` -> `App`."""
+    stem = PurePosixPath(file_path).name.rsplit(".", 1)[0]
+    words = [word for word in re.split(r"[^A-Za-z0-9]+", stem) if word]
+    name = "".join(word[:1].upper() + word[1:] for word in words)
+    if stem.lower() == "index" and len(PurePosixPath(file_path).parts) > 1:
+        return _vue_component_name(PurePosixPath(file_path).parent.name + ".vue")
+    return name if name[:1].isalpha() else ""
 
 
 # ---- Go ---------------------------------------------------------------------------------------------------------
@@ -1124,6 +1456,7 @@ def _java_members(
 
 _WALKERS = {
     "python": _walk_python,
+    "vue": _walk_js,
     "javascript": _walk_js,
     "typescript": _walk_js,
     "tsx": _walk_js,
