@@ -7,8 +7,8 @@ against, and parsing dominates the cost. The walks cover what the grammars' own 
 definitions (JavaScript's `pair` / `assignment_expression` function values included) at those levels, but
 not locals deep inside bodies, which a query cannot tell apart from callbacks.
 
-Supported: Python, JavaScript (Flow-typed too), TypeScript, TSX, Vue single-file components, Go, Rust, Java. Syntax errors never raise: tree-sitter
-recovers, and whatever definitions it still recognises are returned.
+Supported: Python, JavaScript (Flow-typed too), TypeScript, TSX, Vue single-file components, Go, Rust, Java.
+Syntax errors never raise: tree-sitter recovers, and whatever definitions it still recognises are returned.
 
 What is extracted (locals inside function bodies never are):
 
