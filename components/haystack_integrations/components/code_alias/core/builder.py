@@ -25,7 +25,9 @@ import yaml
 from .identifiers import split_identifier, text_words, unique
 from .manifests import MANIFEST_NAMES, discover_packages
 from .model import AliasDictionary, FileRecord, PackageEntry, PackageInfo, Skipped, SymbolDef, SymbolEntry
+from .reexports import ReexportLinks, link_reexports
 from .symbols import LANGUAGE_BY_EXTENSION, extract_symbols, language_for_path
+from .testfiles import is_fixture_file
 from .walker import WalkConfig, WalkEntry, read_text_file, walk_repository
 
 logger = logging.getLogger(__name__)
@@ -347,6 +349,8 @@ class DictionaryBuilder:
         for old, new in renamed.items():
             aliases_by_target.setdefault(new, []).append(old)
         package_cache: dict[str, str | None] = {}
+        # Renamed re-exports (`export { a as b } from './x'`) give `a` in ./x the public name `b`.
+        links = link_reexports(files)
         # Entries of a file whose parse, package and aliases are unchanged are reused as they are.
         reusable: dict[str, list[SymbolEntry]] = {}
         if (
@@ -354,6 +358,7 @@ class DictionaryBuilder:
             and previous.packages == package_entries
             and previous.nicknames == nicknames
             and (previous.renamed == renamed)
+            and _same_links(links, link_reexports(previous.files))
         ):
             for entry in previous.symbols:
                 reusable.setdefault(entry.file_path, []).append(entry)
@@ -367,7 +372,11 @@ class DictionaryBuilder:
             folder = path.rsplit("/", 1)[0] if "/" in path else ""
             if folder not in package_cache:
                 package_cache[folder] = shell.package_for_file(path)
+            if is_fixture_file(path):
+                continue  # test input data stays searchable (its chunks) but never feeds the hints
             for definition in record.symbols:
+                if links.is_resolved(definition):
+                    continue  # the public name is now an alias of the definition it re-exports
                 symbols.append(
                     SymbolEntry.model_construct(
                         name=definition.name,
@@ -386,6 +395,8 @@ class DictionaryBuilder:
                                 [
                                     *aliases_by_target.get(definition.name, []),
                                     *aliases_by_target.get(definition.qualified_name, []),
+                                    *definition.aliases,
+                                    *links.aliases_for(definition),
                                 ]
                             )
                         ),
@@ -438,3 +449,8 @@ class DictionaryBuilder:
                     if target == definition.name:
                         renamed[old] = new
         return dict(sorted((old, new) for old, new in renamed.items() if new in current_names))
+
+
+def _same_links(new: ReexportLinks, old: ReexportLinks) -> bool:
+    """Whether two `ReexportLinks` give the same public names (so unchanged files' entries can be reused)."""
+    return new.aliases == old.aliases and new.resolved == old.resolved
