@@ -1,0 +1,458 @@
+"""`code-alias serve`, attacked as a client would: one real server process on loopback, with a token and MCP.
+
+The server runs the BM25-only pipeline (`CODE_ALIAS_LEXICAL=1`) over a small index of the fixture repository, so
+no embedding model loads. It must serve our four deployments and nothing else: Hayhooks' deploy and undeploy
+routes and MCP tools are absent (nothing written, nothing imported), a foreign origin is refused, requests without
+the token get 401, bad and oversized requests get a short 4xx and the connection stays usable.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import random
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import ACME_REPO
+
+pytest.importorskip("hayhooks")
+import httpx  # a dependency of hayhooks
+
+REPO = Path(__file__).resolve().parents[1]
+TOKEN = "test-token-4f1c"
+AUTH = {"authorization": f"Bearer {TOKEN}"}
+NAMES = ("code_alias_ask", "code_alias_rewrite", "code_alias_autocomplete", "code_alias_status")
+STARTUP_SECONDS = 180.0
+CLI = [sys.executable, "-m", "haystack_integrations.components.code_alias.cli"]
+RETRY_QUESTION = "where's the payments retry helper?"
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@dataclass
+class Served:
+    """The server process, where it listens, and the folders an attack would write to."""
+
+    host: str
+    port: int
+    process: subprocess.Popen[bytes]
+    log: Path
+    workdir: Path
+    marker: Path
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def log_tail(self) -> str:
+        return self.log.read_text(encoding="utf-8", errors="replace")[-4000:]
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    from haystack_integrations.components.code_alias.search import CodeSearch
+
+    index_dir = tmp_path_factory.mktemp("serve-index")
+    CodeSearch(index_dir, lexical=True).index(ACME_REPO)
+    workdir = tmp_path_factory.mktemp("serve-cwd")
+    marker = workdir / "pwned.txt"
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CODE_ALIAS_", "HAYHOOKS_"))}
+    env.update(
+        HAYSTACK_TELEMETRY_ENABLED="False",
+        HF_HUB_OFFLINE="1",
+        CODE_ALIAS_API_TOKEN=TOKEN,
+        CODE_ALIAS_LEXICAL="1",
+        PYTHONPATH=os.pathsep.join([str(REPO / "components"), env.get("PYTHONPATH", "")]),
+    )
+    log = workdir / "server.log"
+    with log.open("wb") as handle:
+        process = subprocess.Popen(
+            [*CLI, "--index-dir", str(index_dir), "serve", "--port", str(port), "--mcp"],
+            cwd=workdir,
+            env=env,
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+        )
+    server = Served("127.0.0.1", port, process, log, workdir, marker)
+    try:
+        deadline = time.monotonic() + STARTUP_SECONDS
+        while True:
+            assert process.poll() is None, f"code-alias serve exited with {process.returncode}:\n{server.log_tail()}"
+            assert time.monotonic() < deadline, f"code-alias serve did not answer:\n{server.log_tail()}"
+            try:
+                if httpx.get(server.url + "/status", headers=AUTH, timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.3)
+        yield server
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+
+
+@pytest.fixture
+def client(served: Served) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=served.url, headers=AUTH, timeout=60) as http:
+        yield http
+
+
+def evil_wrapper(marker: Path) -> str:
+    """A pipeline wrapper whose import writes `marker`: if it ever runs, the test sees the file."""
+    return (
+        "import pathlib\n"
+        f"pathlib.Path({str(marker)!r}).write_text('imported')\n"
+        "from hayhooks import BasePipelineWrapper\n"
+        "class PipelineWrapper(BasePipelineWrapper):\n"
+        "    def setup(self) -> None:\n"
+        "        self.pipeline = None\n"
+        "    def run_api(self) -> str:\n"
+        "        return 'pwned'\n"
+    )
+
+
+def snapshot(folder: Path) -> set[str]:
+    return {str(path.relative_to(folder)) for path in folder.rglob("*")} if folder.exists() else set()
+
+
+# ---- only our routes -----------------------------------------------------------------------------------------------
+def test_serves_our_deployments(client: httpx.Client) -> None:
+    assert set(client.get("/status").json()["pipelines"]) == set(NAMES)
+    answer = client.post("/code_alias_ask/run", json={"question": RETRY_QUESTION, "top_k": 2})
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["result"]["files"][0]["file_path"] == "packages/payments-core/src/retry.ts"
+    status = client.post("/code_alias_status/run", json={}).json()["result"]
+    assert status["ready"] is True and status["documents"] > 0
+    paths = set(client.get("/openapi.json").json()["paths"])
+    assert paths == {f"/{name}/run" for name in NAMES} | {"/status"}
+
+
+def test_deploy_and_undeploy_routes_are_absent(served: Served, client: httpx.Client) -> None:
+    before = snapshot(REPO / "hayhooks"), snapshot(served.workdir)
+    files = {"pipeline_wrapper.py": evil_wrapper(served.marker)}
+    attempts = [
+        ("POST", "/deploy_files", {"name": "evil", "files": files, "save_files": True, "overwrite": True}),
+        ("POST", "/deploy-yaml", {"name": "evil", "source_code": "components: {}\nconnections: []\n"}),
+        ("POST", "/deploy", {"name": "evil", "source_code": "x"}),
+        ("POST", "/undeploy/code_alias_status", None),
+        ("DELETE", "/undeploy/code_alias_status", None),
+        ("GET", "/evil/run", None),
+        ("POST", "/evil/run", {}),
+        ("POST", "/v1/chat/completions", {"model": "code_alias_ask", "messages": []}),
+        ("GET", "/draw/code_alias_ask", None),
+        ("GET", "/traces", None),
+    ]
+    for method, path, body in attempts:
+        response = client.request(method, path, json=body)
+        assert response.status_code in (404, 405), (path, response.status_code, response.text)
+    assert not served.marker.exists()
+    assert (snapshot(REPO / "hayhooks"), snapshot(served.workdir)) == before
+    assert set(client.get("/status").json()["pipelines"]) == set(NAMES)
+    assert client.post("/code_alias_status/run", json={}).status_code == 200
+
+
+def mcp_call(served: Served, calls: Any, headers: dict[str, str] | None = None) -> Any:
+    import anyio
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    async def main() -> Any:
+        async with (
+            httpx.AsyncClient(headers=AUTH if headers is None else headers, timeout=60) as http,
+            streamable_http_client(served.url + "/mcp", http_client=http) as streams,
+            ClientSession(streams[0], streams[1]) as session,
+        ):
+            await session.initialize()
+            return await calls(session)
+
+    return anyio.run(main)
+
+
+def test_mcp_lists_only_our_tools_and_refuses_deploy(served: Served) -> None:
+    pytest.importorskip("mcp")
+    files = {"pipeline_wrapper.py": evil_wrapper(served.marker)}
+
+    async def calls(session: Any) -> Any:
+        tools = [tool.name for tool in (await session.list_tools()).tools]
+        deploy = await session.call_tool(
+            "deploy_pipeline", {"name": "evil", "files": files, "save_files": True, "overwrite": True}
+        )
+        undeploy = await session.call_tool("undeploy_pipeline", {"pipeline_name": "code_alias_ask"})
+        ask = await session.call_tool("code_alias_ask", {"question": RETRY_QUESTION, "top_k": 1})
+        bad = await session.call_tool("code_alias_ask", {"question": "retry", "top_k": float("inf")})
+        return tools, deploy, undeploy, ask, bad
+
+    tools, deploy, undeploy, ask, bad = mcp_call(served, calls)
+    assert sorted(tools) == ["code_alias_ask", "code_alias_rewrite"]
+    for refused in (deploy, undeploy):
+        assert refused.isError and "unknown tool" in refused.content[0].text
+    assert not served.marker.exists()
+    assert not ask.isError
+    assert json.loads(ask.content[0].text)["files"][0]["file_path"] == "packages/payments-core/src/retry.ts"
+    assert bad.isError and "Traceback" not in bad.content[0].text
+
+
+# ---- who may call --------------------------------------------------------------------------------------------------
+def test_without_the_token_every_route_is_401(served: Served) -> None:
+    with httpx.Client(base_url=served.url, timeout=30) as anonymous:
+        for headers in ({}, {"authorization": "Bearer wrong"}, {"authorization": TOKEN}):
+            for method, path in [
+                ("GET", "/status"),
+                ("GET", "/docs"),
+                ("GET", "/openapi.json"),
+                ("POST", "/code_alias_ask/run"),
+                ("POST", "/code_alias_status/run"),
+                ("POST", "/mcp"),
+                ("POST", "/deploy_files"),
+            ]:
+                response = anonymous.request(method, path, json={"question": "retry"}, headers=headers)
+                assert response.status_code == 401, (path, headers, response.text)
+                assert response.headers["www-authenticate"].startswith("Bearer")
+    with pytest.raises(Exception):  # noqa: B017 - the MCP client raises its transport's error
+        mcp_call(served, lambda session: session.list_tools(), headers={})
+
+
+def test_no_cross_origin_requests(client: httpx.Client, served: Served) -> None:
+    body = {"question": RETRY_QUESTION}
+    foreign = client.post("/code_alias_ask/run", json=body, headers={"origin": "https://evil.example"})
+    assert foreign.status_code == 403
+    assert "access-control-allow-origin" not in foreign.headers
+    preflight = client.options(
+        "/code_alias_ask/run",
+        headers={"origin": "https://evil.example", "access-control-request-method": "POST"},
+    )
+    assert preflight.status_code == 403 and "access-control-allow-origin" not in preflight.headers
+    assert client.post("/mcp", json={}, headers={"origin": "null"}).status_code == 403
+    same_origin = client.post("/code_alias_ask/run", json=body, headers={"origin": served.url})
+    assert same_origin.status_code == 200
+    assert "access-control-allow-origin" not in same_origin.headers
+    # a DNS-rebinding page reaches the port under its own host name
+    rebound = client.post("/code_alias_ask/run", json=body, headers={"host": f"evil.example:{served.port}"})
+    assert rebound.status_code == 400
+
+
+# ---- bad requests: a short 4xx, and the connection stays usable ----------------------------------------------------
+GOOD = json.dumps({"question": RETRY_QUESTION, "top_k": 1}).encode()
+BAD_BODIES = [
+    ("/code_alias_ask/run", b'{"question": "\\ud800"}'),
+    ("/code_alias_ask/run", b'{"question": "retry \\udfff helper", "top_k": 3}'),
+    ("/code_alias_rewrite/run", b'{"question": "\\ud83d"}'),
+    ("/code_alias_autocomplete/run", b'{"prefix": "\\ud800"}'),
+    ("/code_alias_ask/run", b'{"question": "retry", "top_k": NaN}'),
+    ("/code_alias_ask/run", b'{"question": "retry", "top_k": Infinity}'),
+    ("/code_alias_ask/run", b'{"question": "retry", "top_k": -Infinity}'),
+    ("/code_alias_ask/run", b'{"question": "retry", "top_k": 1e400}'),
+    ("/code_alias_ask/run", b'{"question": "retry", "top_k": 1e18}'),
+    ("/code_alias_ask/run", b'{"question": "retry", "top_k": 123456789012345678901234567890}'),
+    ("/code_alias_autocomplete/run", b'{"prefix": "with", "limit": NaN}'),
+    ("/code_alias_ask/run", b'{"question": NaN}'),
+    ("/code_alias_ask/run", b'{"prefix": "\\ud800"}'),
+    ("/code_alias_ask/run", json.dumps({"question": "q" * 60_000}).encode()),
+    ("/code_alias_ask/run", json.dumps({"question": "retry", "top_k": "x" * 60_000}).encode()),
+]
+
+
+@pytest.mark.parametrize(("path", "body"), BAD_BODIES, ids=[f"{p}-{b[:40]!r}" for p, b in BAD_BODIES])
+def test_bad_request_is_a_short_4xx_and_the_connection_survives(served: Served, path: str, body: bytes) -> None:
+    connection = http.client.HTTPConnection(served.host, served.port, timeout=60)
+    headers = {**AUTH, "content-type": "application/json"}
+    try:
+        connection.request("POST", path, body=body, headers=headers)
+        response = connection.getresponse()
+        text = response.read()
+        assert 400 <= response.status < 500, (response.status, text[:300])
+        assert len(text) < 2000, text[:300]  # never an echo of the input
+        assert b"Traceback" not in text and b"/tmp" not in text
+        connection.request("POST", "/code_alias_ask/run", body=GOOD, headers=headers)  # same connection
+        again = connection.getresponse()
+        assert again.status == 200, again.read()[:300]
+        assert json.loads(again.read())["result"]["files"]
+    finally:
+        connection.close()
+
+
+def test_oversized_bodies_are_413(served: Served, client: httpx.Client) -> None:
+    big = json.dumps({"question": "x" * 100_000}).encode()
+    assert (
+        client.post("/code_alias_ask/run", content=big, headers={"content-type": "application/json"}).status_code == 413
+    )
+
+    def chunks() -> Iterator[bytes]:  # no content-length: the limit counts what arrives
+        yield b'{"question": "'
+        for _ in range(100):
+            yield b"y" * 1000
+        yield b'"}'
+
+    chunked = client.post("/code_alias_ask/run", content=chunks(), headers={"content-type": "application/json"})
+    assert chunked.status_code == 413
+    assert client.post("/mcp", content=big, headers={"content-type": "application/json"}).status_code == 413
+    assert client.post("/code_alias_status/run", json={}).status_code == 200
+
+
+def valid_status_call(route: str, content_type: str, body: bytes) -> bool:
+    """`code_alias_status` takes no arguments: any JSON object is a valid call to it (extra keys are ignored)."""
+    if route != "/code_alias_status/run" or content_type != "application/json":
+        return False
+    try:
+        return isinstance(json.loads(body), dict)
+    except ValueError:
+        return False
+
+
+def test_fuzz_malformed_bodies_get_only_4xx(served: Served) -> None:
+    rng = random.Random(12)
+    routes = [f"/{name}/run" for name in NAMES] + ["/status", "/mcp", "/deploy_files", "/undeploy/x", "/docs"]
+    fixed: list[bytes] = [
+        b"",
+        b"{",
+        b"null",
+        b"[]",
+        b"42",
+        b'"question"',
+        b"{not json",
+        b"\xff\xfe\x00garbage",
+        b'{"question": {"$gt": ""}}',
+        b'{"question": ["a", "b"], "top_k": [1]}',
+        b'{"question": "retry", "mode": "llm"}',
+        b'{"question": "retry", "mode": "\\u0000"}',
+        b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "deploy_pipeline"}}',
+        b"[" * 5000 + b"]" * 5000,
+        b'{"a":' * 3000 + b"1" + b"}" * 3000,
+        json.dumps({"question": "\u202e" * 2000}).encode(),
+        b"x" * 70_000,
+    ]
+    randoms = [bytes(rng.randrange(256) for _ in range(rng.randrange(1, 300))) for _ in range(15)]
+    content_types = [
+        "application/json",
+        "text/plain",
+        "multipart/form-data; boundary=x",
+        "application/x-www-form-urlencoded",
+    ]
+    failures: list[tuple[str, str, int, bytes]] = []
+    with httpx.Client(base_url=served.url, headers=AUTH, timeout=60) as client:
+        for route in routes:
+            for body in fixed + randoms:
+                content_type = rng.choice(content_types)
+                response = client.post(route, content=body, headers={"content-type": content_type})
+                ok = 400 <= response.status_code < 500 or (
+                    response.status_code == 200 and (route == "/mcp" or valid_status_call(route, content_type, body))
+                )
+                if not ok or b"Traceback" in response.content or len(response.content) > 5000:
+                    failures.append((route, content_type, response.status_code, response.content[:200]))
+    assert not failures, failures[:5]
+    with httpx.Client(base_url=served.url, headers=AUTH, timeout=60) as client:
+        assert (
+            client.post("/code_alias_ask/run", content=GOOD, headers={"content-type": "application/json"}).status_code
+            == 200
+        )
+
+
+# ---- in process: settings, the 503, the Hayhooks guard --------------------------------------------------------------
+def test_server_settings_from_env() -> None:
+    from haystack_integrations.components.code_alias.server import ServerSettings
+
+    default = ServerSettings.from_env({})
+    assert default.host == "127.0.0.1" and default.loopback and default.token is None
+    assert default.cors_origins == () and default.max_body_bytes == 64 * 1024
+    assert "localhost" in default.host_patterns() and "*" not in default.host_patterns()
+    default.check_exposure()
+    remote = ServerSettings.from_env({"CODE_ALIAS_HOST": "0.0.0.0"})
+    assert remote.host_patterns() == ["*"]
+    with pytest.raises(ValueError, match="CODE_ALIAS_API_TOKEN"):
+        remote.check_exposure()
+    ServerSettings.from_env({"CODE_ALIAS_HOST": "0.0.0.0", "CODE_ALIAS_API_TOKEN": "t"}).check_exposure()
+    ServerSettings.from_env({"CODE_ALIAS_HOST": "0.0.0.0"}, allow_remote=True).check_exposure()
+    configured = ServerSettings.from_env(
+        {"CODE_ALIAS_CORS_ORIGINS": "https://a.example/, https://b.example", "CODE_ALIAS_MAX_BODY_BYTES": "2048"}
+    )
+    assert configured.cors_origins == ("https://a.example", "https://b.example")
+    assert configured.max_body_bytes == 2048
+    for bad in (
+        {"CODE_ALIAS_CORS_ORIGINS": "*"},
+        {"CODE_ALIAS_PORT": "http"},
+        {"CODE_ALIAS_MAX_BODY_BYTES": "10"},
+    ):
+        with pytest.raises(ValueError, match="CODE_ALIAS_"):
+            ServerSettings.from_env(bad)
+
+
+def test_cors_only_for_configured_origins(tmp_path: Path) -> None:
+    from starlette.testclient import TestClient
+
+    from haystack_integrations.components.code_alias.server import ServerSettings, build_app
+    from haystack_integrations.components.code_alias.serving import ServiceSettings
+
+    app = build_app(
+        ServerSettings(cors_origins=("https://app.example",)), ServiceSettings(index_dir=tmp_path, lexical=True)
+    )
+    with TestClient(app, base_url="http://127.0.0.1:1416") as browser:
+        allowed = browser.post("/code_alias_status/run", json={}, headers={"origin": "https://app.example"})
+        assert allowed.status_code == 200 and allowed.headers["access-control-allow-origin"] == "https://app.example"
+        preflight = browser.options(
+            "/code_alias_ask/run",
+            headers={"origin": "https://app.example", "access-control-request-method": "POST"},
+        )
+        assert preflight.status_code == 200
+        other = browser.post("/code_alias_status/run", json={}, headers={"origin": "https://evil.example"})
+        assert other.status_code == 403 and "access-control-allow-origin" not in other.headers
+        missing = browser.post("/code_alias_ask/run", json={"question": "retry"})
+        assert missing.status_code == 404 and "/tmp" not in missing.text and str(tmp_path) not in missing.text
+
+
+def test_backend_down_while_serving_is_a_503(tmp_path: Path) -> None:
+    from fastapi import HTTPException
+    from haystack.core.errors import PipelineRuntimeError
+
+    from haystack_integrations.components.code_alias.elasticsearch.errors import CodeAliasBackendError
+    from haystack_integrations.components.code_alias.serving import CodeAliasService, ServiceSettings
+
+    class DownSearch:
+        llm = False
+
+        def ask(self, *args: Any, **kwargs: Any) -> Any:
+            try:
+                raise CodeAliasBackendError("Elasticsearch at http://localhost:9200 is unreachable (refused)")
+            except CodeAliasBackendError as error:
+                raise PipelineRuntimeError("bm25_retriever", type(None), "failed") from error
+
+    service = CodeAliasService(ServiceSettings(index_dir=tmp_path, backend="elasticsearch"))
+    service._searches["dictionary"] = DownSearch()  # type: ignore[assignment]
+    with pytest.raises(HTTPException) as raised:
+        service.ask("where is the retry helper?")
+    assert raised.value.status_code == 503
+    assert "unreachable" in str(raised.value.detail) and "backend is unavailable" in str(raised.value.detail)
+
+
+def test_hayhooks_wrappers_refuse_runtime_deployment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from hayhooks.settings import settings
+
+    from haystack_integrations.components.code_alias.hayhooks_wrappers import require_fixed_deployments
+
+    monkeypatch.delenv("CODE_ALIAS_ALLOW_RUNTIME_DEPLOY", raising=False)
+    monkeypatch.setattr(settings, "durable_mode", False)
+    with pytest.raises(RuntimeError, match="code-alias serve"):
+        require_fixed_deployments()
+    monkeypatch.setattr(settings, "durable_mode", True)
+    require_fixed_deployments()
+    monkeypatch.setattr(settings, "durable_mode", False)
+    monkeypatch.setenv("CODE_ALIAS_ALLOW_RUNTIME_DEPLOY", "1")
+    require_fixed_deployments()
