@@ -60,7 +60,7 @@ def test_scoped_npm_package_has_short_alias(tmp_path: Path) -> None:
         ecosystem="npm",
         root="packages/payments",
         manifest="packages/payments/package.json",
-        aliases=("payments-core",),
+        aliases=("payments-core", "payments"),  # the unscoped name, then the folder's
         import_names=("@acme/payments-core",),
         version="1.2.0",
     )
@@ -407,9 +407,59 @@ def test_unreadable_setup_py_beside_named_pyproject_is_not_reported(tmp_path: Pa
 
 def test_same_name_in_two_folders_stays_two_records(tmp_path: Path) -> None:
     write(tmp_path, "package.json", json.dumps({"name": "app"}))
-    write(tmp_path, "fixtures/copy/package.json", json.dumps({"name": "app"}))
+    write(tmp_path, "apps/copy/package.json", json.dumps({"name": "app"}))
     packages, _ = discover(tmp_path)
-    assert [(p.name, p.root) for p in packages] == [("app", ""), ("app", "fixtures/copy")]
+    assert [(p.name, p.root) for p in packages] == [("app", ""), ("app", "apps/copy")]
+
+
+def test_folder_name_is_an_alias_unless_generic(tmp_path: Path) -> None:
+    write(tmp_path, "packages/vue-compat/package.json", json.dumps({"name": "@vue/compat"}))
+    write(tmp_path, "compat/package.json", json.dumps({"name": "preact-compat"}))
+    write(tmp_path, "web/src/package.json", json.dumps({"name": "web-src"}))
+    packages, _ = discover(tmp_path)
+    assert {p.name: p.aliases for p in packages} == {
+        "@vue/compat": ("compat", "vue-compat"),
+        "preact-compat": ("compat",),
+        "web-src": (),  # `src` names no package
+    }
+
+
+def test_package_json_in_test_fixtures_declares_no_package(tmp_path: Path) -> None:
+    write(tmp_path, "package.json", json.dumps({"name": "babel", "workspaces": ["packages/*", "test/esm"]}))
+    write(tmp_path, "packages/babel-core/package.json", json.dumps({"name": "@babel/core"}))
+    write(tmp_path, "packages/babel-core/test/fixtures/x/package.json", json.dumps({"name": "fixture-pkg"}))
+    write(tmp_path, "packages/babel-cli/test/fixtures/y/package.json", json.dumps({"name": "other-fixture"}))
+    write(tmp_path, "test/esm/package.json", json.dumps({"name": "babel-test-esm"}))  # a declared member
+    packages, skipped = discover(tmp_path)
+    assert skipped == []
+    assert [(p.name, p.root) for p in packages] == [
+        ("babel", ""),
+        ("@babel/core", "packages/babel-core"),
+        ("babel-test-esm", "test/esm"),
+    ]
+
+
+def test_workspace_members_from_npm_pnpm_and_lerna(tmp_path: Path) -> None:
+    write(tmp_path, "package.json", json.dumps({"private": True, "workspaces": {"packages": ["apps/*"]}}))
+    write(tmp_path, "pnpm-workspace.yaml", "packages:\n  - 'packages/*'\n  - 'libs/**'\n  - '!**/test/**'\n")
+    write(tmp_path, "lerna.json", json.dumps({"packages": ["tools/*"]}))
+    write(tmp_path, "nested/package.json", json.dumps({"name": "nested", "workspaces": ["./mods/*"]}))
+    manifests = ["package.json", "nested/package.json"]
+    members = manifests_module.workspace_member_patterns(tmp_path, manifests)
+    assert members.patterns == ("apps/*", "nested/mods/*", "packages/*", "libs/**", "tools/*")
+    assert members.matches("packages/vue-compat")
+    assert not members.matches("packages/vue-compat/src")  # `*` stays inside one folder name
+    assert members.matches("libs/a/b")
+    assert not members.matches("libs/a/test/c")  # pnpm's negation
+    assert members.matches("tools/x") and members.matches("apps/web") and members.matches("nested/mods/m")
+    assert not members.matches("docs")
+
+
+def test_malformed_workspace_files_are_ignored(tmp_path: Path) -> None:
+    write(tmp_path, "pnpm-workspace.yaml", "packages: [unclosed\n")
+    write(tmp_path, "lerna.json", "{not json")
+    members = manifests_module.workspace_member_patterns(tmp_path, [])
+    assert members.patterns == () and not members.matches("packages/a")
 
 
 def test_python_normalised() -> None:

@@ -6,7 +6,12 @@ Framework-free. Reads ``package.json``, ``pyproject.toml``, ``setup.cfg``, ``set
 
 Names a package is known by:
 
-- npm: the declared name; a scoped name ``@acme/payments-core`` also has the alias ``payments-core``.
+- npm: the declared name; a scoped name ``@acme/payments-core`` also has the alias ``payments-core``, and a
+  package in its own folder has the folder's name as an alias (``@vue/compat`` in ``packages/vue-compat``:
+  ``vue-compat``). Workspace members come from ``workspaces`` (npm, yarn; in any ``package.json``),
+  ``pnpm-workspace.yaml`` and ``lerna.json`` (at the root); a ``package.json`` inside test code or fixtures
+  (:mod:`.testfiles`: babel's ``packages/*/test/fixtures/**/package.json``) is test data and declares no
+  package, unless a workspace glob names its folder.
 - Python: the distribution name, its normalised spelling (``scikit-learn`` -> ``scikit_learn``), and the import
   names (``sklearn``), taken from the manifest's package declarations or, failing those, from the source
   files: top-level folders with an ``__init__.py`` (flat layout) or below ``src/`` (src layout).
@@ -34,7 +39,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
+import yaml
+
 from haystack_integrations.components.code_alias.core.model import PackageInfo, Skipped
+from haystack_integrations.components.code_alias.core.testfiles import is_test_file
 from haystack_integrations.components.code_alias.core.walker import (
     UnsafePathError,
     read_text_file,
@@ -234,6 +242,9 @@ def discover_packages(root: Path, rel_paths: Iterable[str]) -> tuple[list[Packag
         for package in found:
             key = (package.ecosystem, _merge_name(package), package.root)
             merged[key] = _merge(merged[key], package) if key in merged else package
+    members = workspace_member_patterns(Path(root), manifests)
+    for test_key in [k for k, p in merged.items() if _npm_test_data(p, members)]:
+        del merged[test_key]  # a fixture's package.json is test input, not a package of the project
     python_roots = {package.root for package in merged.values() if package.ecosystem == "python"}
     skipped = [
         skip
@@ -242,6 +253,10 @@ def discover_packages(root: Path, rel_paths: Iterable[str]) -> tuple[list[Packag
     ]
     packages = sorted(merged.values(), key=lambda p: (p.root, p.name, p.ecosystem))
     return packages, sorted(skipped, key=lambda s: s.path)
+
+
+def _npm_test_data(package: PackageInfo, members: WorkspaceMembers) -> bool:
+    return package.ecosystem == "npm" and is_test_file(package.manifest) and not members.matches(package.root)
 
 
 _MANIFEST_ORDER = {"pyproject.toml": 0, "setup.cfg": 1, "setup.py": 2}
@@ -389,7 +404,109 @@ def _parse_package_json(ctx: _Context, text: str) -> list[PackageInfo]:
     aliases: list[str] = []
     if name.startswith("@") and "/" in name:
         aliases.append(name.split("/", 1)[1])
+    folder_name = posixpath.basename(ctx.folder)
+    if folder_name and folder_name.lower() not in _GENERIC_FOLDER_NAMES:
+        aliases.append(folder_name)  # `@vue/compat` lives in `packages/vue-compat`: people say both
     return [ctx.package(name, "npm", aliases=aliases, import_names=[name], version=version)]
+
+
+# Folder names that say nothing about the package they hold.
+_GENERIC_FOLDER_NAMES = frozenset(
+    {"src", "lib", "dist", "app", "package", "packages", "pkg", "source", "js", "ts", "template", "templates"}
+)
+
+
+@dataclass(frozen=True)
+class WorkspaceMembers:
+    """
+    The folders a repository's workspace declarations name as packages (globs relative to the repository root).
+
+    :param patterns: POSIX globs (``packages/*``, ``packages/**``); ``*`` stays inside one folder name.
+    :param excluded: Negated globs (pnpm's ``!**/test/**``).
+    """
+
+    patterns: tuple[str, ...] = ()
+    excluded: tuple[str, ...] = ()
+
+    @cached_property
+    def _regexes(self) -> tuple[re.Pattern[str] | None, re.Pattern[str] | None]:
+        def compile_all(globs: tuple[str, ...]) -> re.Pattern[str] | None:
+            return re.compile("|".join(f"(?:{_glob_regex(g)})" for g in globs)) if globs else None
+
+        return compile_all(self.patterns), compile_all(self.excluded)
+
+    def matches(self, folder: str) -> bool:
+        """Whether a folder (POSIX, relative to the root) is a declared workspace member."""
+        included, excluded = self._regexes
+        if included is None or not included.fullmatch(folder):
+            return False
+        return excluded is None or not excluded.fullmatch(folder)
+
+
+def _glob_regex(glob: str) -> str:
+    """A workspace glob as a regular expression over folder paths: `**` spans folders, `*` / `?` do not."""
+    glob = glob.strip().strip("/")
+    while glob.startswith("./"):
+        glob = glob[2:]
+    out: list[str] = []
+    index = 0
+    while index < len(glob):
+        if glob.startswith("**/", index):
+            out.append("(?:.*/)?")
+            index += 3
+        elif glob.startswith("**", index):
+            out.append(".*")
+            index += 2
+        elif glob[index] == "*":
+            out.append("[^/]*")
+            index += 1
+        elif glob[index] == "?":
+            out.append("[^/]")
+            index += 1
+        else:
+            out.append(re.escape(glob[index]))
+            index += 1
+    return "".join(out)
+
+
+def workspace_member_patterns(root: Path, manifests: Iterable[str]) -> WorkspaceMembers:
+    """
+    Every workspace declaration of a repository: ``workspaces`` of each ``package.json`` among `manifests`
+    (relative to its folder), and ``packages`` of the root's ``pnpm-workspace.yaml`` and ``lerna.json``.
+    Unreadable or malformed declarations are ignored here (the package.json parser reports those).
+
+    :param root: The repository root.
+    :param manifests: Manifest paths (POSIX, relative); only the ``package.json`` ones are read.
+    """
+    globs: list[str] = []
+
+    def add(folder: str, values: object) -> None:
+        if isinstance(values, dict):
+            values = values.get("packages")
+        if isinstance(values, list):
+            globs.extend(
+                _join(folder, v) if not v.startswith("!") else "!" + _join(folder, v[1:])
+                for v in values
+                if isinstance(v, str) and v.strip()
+            )
+
+    for rel_path in manifests:
+        if posixpath.basename(rel_path) != "package.json":
+            continue
+        with contextlib.suppress(ManifestError, ValueError):
+            document = json.loads(_read(root, rel_path))
+            if isinstance(document, dict):
+                add(posixpath.dirname(rel_path), document.get("workspaces"))
+    for name, load in (("pnpm-workspace.yaml", yaml.safe_load), ("lerna.json", json.loads)):
+        if (root / name).is_file():
+            with contextlib.suppress(ManifestError, ValueError, yaml.YAMLError):
+                document = load(_read(root, name))
+                if isinstance(document, dict):
+                    add("", document.get("packages"))
+    return WorkspaceMembers(
+        patterns=tuple(_unique(g for g in globs if not g.startswith("!"))),
+        excluded=tuple(_unique(g[1:] for g in globs if g.startswith("!"))),
+    )
 
 
 def _workspace_globs(ctx: _Context, document: dict[str, Any]) -> list[str]:
