@@ -13,6 +13,7 @@ from haystack_integrations.components.code_alias.evaluation.metrics import (
     function_acc_at_k,
     function_metrics,
     haystack_file_metrics,
+    hit_at_k,
     local_name,
     mrr,
     ndcg_at_k,
@@ -20,6 +21,9 @@ from haystack_integrations.components.code_alias.evaluation.metrics import (
     percentile,
     recall_at_k,
     sign_test_p_value,
+    symbol_hit_at_k,
+    symbol_metrics,
+    symbol_mrr,
 )
 
 # Deduplicated: a b c d e; gold c (rank 3) and e (rank 5).
@@ -140,3 +144,68 @@ def test_sign_test_and_percentiles() -> None:
     assert percentile([1, 2, 3, 4], 95) == pytest.approx(3.85)
     assert percentile([7], 95) == 7.0
     assert math.isnan(percentile([], 50))
+
+
+def test_file_hit_needs_any_gold_file() -> None:
+    # deduplicated: a b c d e; gold c (rank 3) and z (absent)
+    gold = ["c", "z"]
+    assert [hit_at_k(RANKED, gold, k) for k in (1, 2, 3, 10)] == [0.0, 0.0, 1.0, 1.0]
+    assert acc_at_k(RANKED, gold, 10) == 0.0  # Acc needs every gold file; hit needs one
+    assert hit_at_k(RANKED, ["a", "e"], 1) == 1.0
+    assert hit_at_k(RANKED, [], 10) == 0.0
+    values = file_metrics(RANKED, gold)
+    assert (values["hit@1"], values["hit@3"], values["hit@5"], values["hit@10"]) == (0.0, 1.0, 1.0, 1.0)
+    assert values["acc@3"] == 0.0
+
+
+# Distinct (file, local name): (a.py, f) (b.py, C.m) (c.py, g) (c.py, C.m) -- the second line is the first again.
+SYMBOLS = [
+    ("pkg/a.py", "pkg.a.f"),
+    ("pkg/a.py", "f"),
+    ("b.py", "b.C.m"),
+    ("c.py", "g"),
+    ("c.py", "c.C.m"),
+]
+
+
+def test_symbol_hit_counts_distinct_symbols_by_file_and_qualified_name() -> None:
+    # the duplicate of (pkg/a.py, f) does not take a slot: g is the 3rd distinct symbol, not the 4th
+    assert [symbol_hit_at_k(SYMBOLS, [("c.py", "g")], k) for k in (2, 3)] == [0.0, 1.0]
+    assert symbol_mrr(SYMBOLS, [("c.py", "g")]) == pytest.approx(1 / 3)
+    # any gold symbol is enough (Acc would need both)
+    gold = [("c.py", "g"), ("pkg/a.py", "f")]
+    assert symbol_hit_at_k(SYMBOLS, gold, 1) == 1.0 and function_acc_at_k(SYMBOLS, gold, 1) == 0.0
+    # same local name in another file is another symbol: (c.py, C.m) is 4th, (b.py, C.m) 2nd
+    assert symbol_mrr(SYMBOLS, [("c.py", "C.m")]) == pytest.approx(1 / 4)
+    assert symbol_hit_at_k(SYMBOLS, [("other.py", "f")], 10) == 0.0
+    assert symbol_mrr(SYMBOLS, [("other.py", "f")]) == 0.0
+    # a bare gold name matches the first function of any file whose scope path ends with it
+    assert symbol_mrr(SYMBOLS, [("", "m")]) == pytest.approx(1 / 2)
+    # a method's name alone does not match a file-qualified gold for the class
+    assert symbol_hit_at_k(SYMBOLS, [("b.py", "C")], 10) == 0.0
+
+
+@pytest.mark.parametrize(
+    "retrieved",
+    [
+        "_pytest.python.Function.setup",  # module path without src/
+        "src._pytest.python.Function.setup",  # module path with it
+        "python.Function.setup",  # the last module part only
+        "Function.setup",  # already local
+    ],
+)
+def test_symbol_hit_tolerates_module_prefixes(retrieved: str) -> None:
+    ranked = [("src/_pytest/main.py", "_pytest.main.Session"), ("src/_pytest/python.py", retrieved)]
+    gold = [("src/_pytest/python.py", "Function.setup")]
+    assert symbol_hit_at_k(ranked, gold, 1) == 0.0
+    assert symbol_hit_at_k(ranked, gold, 2) == 1.0
+    assert symbol_metrics(ranked, gold)["sym_mrr"] == pytest.approx(0.5)
+
+
+def test_symbol_metrics_bundle_and_no_gold() -> None:
+    values = symbol_metrics(SYMBOLS, [("c.py", "g")])
+    assert set(values) == {*(f"sym_hit@{k}" for k in range(1, 11)), "sym_mrr"}
+    assert [values[f"sym_hit@{k}"] for k in (1, 2, 3, 10)] == [0.0, 0.0, 1.0, 1.0]
+    assert values["sym_mrr"] == pytest.approx(1 / 3)
+    assert symbol_metrics(SYMBOLS, []) == {}  # no gold symbol: no score at all, not a 0
+    assert symbol_metrics([], [("c.py", "g")])["sym_hit@10"] == 0.0

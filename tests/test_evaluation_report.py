@@ -97,11 +97,16 @@ def test_markdown_tables() -> None:
     assert text.startswith("# Lite\n")
     assert "code-alias bench run --subset 3" in text
     assert "Coverage: 3 of 4 instances" in text
-    header = "| config | n | Acc@1 | Acc@5 | Acc@10 | R@5 | MRR | nDCG@10 | fn Acc@5 | fn Acc@10 |"
+    header = (
+        "| config | n | Acc@1 | Acc@5 | hit@1 | hit@5 | MRR | n sym | sym hit@1 | sym hit@5 | sym MRR | "
+        "rewrite ms p50/p95 | dropped/q | cache hits | Acc@5 W/L vs raw BM25 |"
+    )
     assert header in text
-    # dictionary row: Acc@1 33.3, Acc@5 100.0, wins/losses on Acc@5
+    # dictionary row: Acc@1 33.3, Acc@5 100.0, hit = Acc with one gold file; no symbol gold; wins/losses on Acc@5
     row = next(line for line in text.splitlines() if line.startswith("| `title/dictionary/hybrid` | 3 |"))
-    assert "| 33.3 | 100.0 | 100.0 |" in row and "+2 / −0" in row
+    assert row.startswith("| `title/dictionary/hybrid` | 3 | 33.3 | 100.0 | 33.3 | 100.0 | 61.1 | 0 | – | – | – |")
+    assert "| 4 / 6 |" in row and "+2 / −0" in row
+    assert "| config | n | Acc@3 | Acc@10 | hit@3 | hit@10 | R@5 | nDCG@10 |" in text  # the second table
     assert "## Issues that do not name the file" in text
     assert "| acme/y | 1 | 0.0 | 100.0 |" in text  # per-repo Acc@5
     assert "`d`: gold files not in y-1.0: gone.py" in text
@@ -140,3 +145,86 @@ def test_plot_with_nan_curves(tmp_path: Path) -> None:
     report = {"curves": {"full/none/bm25": {"all": [0.1] * 10, "no_file_hint": [float("nan")] * 10}}}
     path = write_plot(report, tmp_path / "p.png")
     assert path.read_bytes()[:4] == b"\x89PNG"
+
+
+def _symbol_record(config: str, item: str, file_rank: int, symbol_rank: int | None, named: bool | None) -> dict:
+    """A record with stored rankings only (no metrics): the report derives them (backfill)."""
+    files = [f"f{n}.py" for n in range(1, 11)]
+    functions = [[f"f{n}.py", f"f{n}.C.m"] for n in range(1, 11)]
+    gold_functions = [[f"f{symbol_rank}.py", "C.m"]] if symbol_rank is not None else []
+    return {
+        "config": config,
+        "id": item,
+        "repo": "acme/x",
+        "names_file": None,
+        "names_gold_symbol": named,
+        "files": files,
+        "gold_files": [f"f{file_rank}.py", "absent.py"],
+        "functions": functions,
+        "gold_functions": gold_functions,
+        "metrics": {"acc@1": 0.0, "acc@5": 0.0, "acc@10": 0.0, "mrr": 1 / file_rank},
+    }
+
+
+# (id, file rank, symbol rank without / with the rewrite, question names a gold symbol)
+SYMBOL_CASES = [("s1", 1, 2, 1, False), ("s2", 3, 6, 4, False), ("s3", 2, 1, 3, True), ("s4", 7, None, None, False)]
+SYMBOL_RECORDS = [
+    record
+    for item, file_rank, before, after, named in SYMBOL_CASES
+    for record in (
+        _symbol_record("title/none/hybrid", item, file_rank, before, named),
+        _symbol_record("title/dictionary/hybrid", item, 1 if item == "s2" else file_rank, after, named),
+    )
+]
+
+
+def test_symbol_metrics_backfill_denominators_and_paired_rows() -> None:
+    report = build_report(SYMBOL_RECORDS)
+    raw = report["overall"]["title/none/hybrid"]
+    # file hit: any gold file (the second is never there), ranks 1, 3, 2, 7
+    assert raw["n"] == 4
+    assert (raw["hit@1"], raw["hit@3"], raw["hit@5"], raw["hit@10"]) == pytest.approx((0.25, 0.75, 0.75, 1.0))
+    # symbols: s4 has no gold symbol, so the symbol means are over 3: ranks 2, 6, 1
+    assert raw["n_symbols"] == 3
+    assert raw["sym_hit@1"] == pytest.approx(1 / 3) and raw["sym_hit@5"] == pytest.approx(2 / 3)
+    assert raw["sym_mrr"] == pytest.approx((1 / 2 + 1 / 6 + 1) / 3)
+    lift = report["rewrite_lift"]["title/dictionary/hybrid"]
+    assert lift["baseline"] == "title/none/hybrid"
+    # sym hit@1: s1 wins (2 -> 1), s3 loses (1 -> 3); sym hit@5: s2 wins (6 -> 4), s3 ties
+    assert (lift["sym_hit@1"]["n"], lift["sym_hit@1"]["wins"], lift["sym_hit@1"]["losses"]) == (3, 1, 1)
+    assert (lift["sym_hit@5"]["wins"], lift["sym_hit@5"]["losses"], lift["sym_hit@5"]["ties"]) == (1, 0, 2)
+    assert lift["sym_hit@5"]["delta"] == pytest.approx(1 / 3)
+    # file hit@1: s2 moves its gold file from 3 to 1; the pairs cover all four questions
+    assert (lift["hit@1"]["n"], lift["hit@1"]["wins"], lift["hit@1"]["losses"]) == (4, 1, 0)
+    assert lift["hit@1"]["p_value"] == pytest.approx(1.0)
+    assert set(lift) >= {"acc@1", "acc@5", "hit@1", "hit@5", "sym_hit@1", "sym_hit@5"}
+
+
+def test_golden_subset_that_names_no_gold_symbol() -> None:
+    report = build_report(SYMBOL_RECORDS)
+    subset = report["subsets"]["no_gold_symbol_named"]
+    assert "names_gold_symbol == false" in subset["label"]
+    rows = subset["overall"]["title/none/hybrid"]
+    assert rows["n"] == 3 and rows["n_symbols"] == 2  # s3 names its symbol; s4 has none
+    assert rows["sym_hit@1"] == 0.0 and rows["sym_hit@5"] == pytest.approx(0.5)
+    lift = subset["rewrite_lift"]["title/dictionary/hybrid"]["sym_hit@1"]
+    assert (lift["n"], lift["wins"], lift["losses"]) == (2, 1, 0)
+    assert report["subsets"]["no_file_hint"]["overall"]["title/none/hybrid"]["n"] == 0
+    assert report["curves"]["title/none/hybrid"]["symbols"][:2] == pytest.approx([1 / 3, 2 / 3])
+    text = render_markdown(report)
+    assert "## Questions that name no gold symbol (`meta.names_gold_symbol == false`)" in text
+    assert "## Issues that do not name the file" not in text  # no question in that subset
+    assert "| config | baseline | n | n sym | Acc@1 | Acc@5 | hit@1 | hit@5 | sym hit@1 | sym hit@5 |" in text
+    rows = [line for line in text.splitlines() if line.startswith("| `title/dictionary/hybrid` | `title/none")]
+    subset_row, overall_row = rows  # the subset's lift comes first, with its own n
+    assert "| 3 | 2 |" in subset_row and "+50.0 (1/0, p 1)" in subset_row
+    assert "| 4 | 3 |" in overall_row and "+25.0 (1/0, p 1)" in overall_row
+    assert "## Symbol hit@5 per repository" in text
+
+
+def test_plot_has_a_symbol_panel(tmp_path: Path) -> None:
+    import matplotlib.image
+
+    path = write_plot(build_report(SYMBOL_RECORDS), tmp_path / "s.png")
+    image = matplotlib.image.imread(path)
+    assert image.shape[1] > 1.4 * image.shape[0] * 2  # three panels side by side

@@ -17,6 +17,12 @@ Definitions (ranked lists are deduplicated first, keeping each item's best rank)
   (:func:`local_name`), so two tools that spell module paths differently (``src._pytest.python.f`` and
   ``_pytest.python.f``) still agree. A gold function known only by a bare name (no file) matches a
   retrieved function of any file whose local name equals it or ends with ``.<name>``.
+- file ``hit@k``: 1 when ANY gold file is in the top ``k`` files (what a user who opens the first ``k``
+  files needs; equals ``Acc@k`` with one gold file).
+- symbol ``hit@k`` (``sym_hit@k``): 1 when ANY gold function is among the top ``k`` distinct retrieved
+  functions, with the same identity and matching rules as function ``Acc@k``; ``sym_mrr``: 1 / rank of the
+  first distinct retrieved function that matches a gold one. Questions with no gold function have no symbol
+  score (they are left out of its mean, not counted as 0).
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from typing import Any
 __all__ = [
     "FILE_KS",
     "FUNCTION_KS",
+    "SYMBOL_KS",
     "PairedComparison",
     "acc_at_k",
     "dedupe",
@@ -37,6 +44,7 @@ __all__ = [
     "function_acc_at_k",
     "function_metrics",
     "haystack_file_metrics",
+    "hit_at_k",
     "local_name",
     "mean",
     "mrr",
@@ -45,12 +53,17 @@ __all__ = [
     "percentile",
     "recall_at_k",
     "sign_test_p_value",
+    "symbol_hit_at_k",
+    "symbol_metrics",
+    "symbol_mrr",
 ]
 
 #: The k of file-level Acc@k / Recall@k in reports (curves use 1..10).
 FILE_KS: tuple[int, ...] = (1, 3, 5, 10)
 #: The k of function-level Acc@k.
 FUNCTION_KS: tuple[int, ...] = (5, 10)
+#: The k of symbol hit@k in report tables (records carry 1..10, for curves).
+SYMBOL_KS: tuple[int, ...] = (1, 3, 5, 10)
 
 
 def dedupe(items: Iterable[Any]) -> list[Any]:
@@ -70,6 +83,12 @@ def acc_at_k(ranked: Sequence[str], gold: Iterable[str], k: int) -> float:
     if not wanted:
         return 0.0
     return 1.0 if wanted <= set(dedupe(ranked)[:k]) else 0.0
+
+
+def hit_at_k(ranked: Sequence[str], gold: Iterable[str], k: int) -> float:
+    """1.0 when any gold item is in the top ``k`` of ``ranked`` (deduplicated), else 0.0; 0.0 for no gold."""
+    wanted = set(gold)
+    return 1.0 if wanted & set(dedupe(ranked)[:k]) else 0.0
 
 
 def recall_at_k(ranked: Sequence[str], gold: Iterable[str], k: int) -> float:
@@ -103,10 +122,11 @@ def file_metrics(ranked_files: Sequence[str], gold_files: Iterable[str], *, max_
     """
     Every file-level metric of one question.
 
-    :returns: ``acc@1..acc@max_k``, ``recall@k`` for :data:`FILE_KS`, ``mrr``, ``ndcg@10``.
+    :returns: ``acc@1..acc@max_k``, ``hit@k`` and ``recall@k`` for :data:`FILE_KS`, ``mrr``, ``ndcg@10``.
     """
     gold = list(gold_files)
     values: dict[str, float] = {f"acc@{k}": acc_at_k(ranked_files, gold, k) for k in range(1, max_k + 1)}
+    values.update({f"hit@{k}": hit_at_k(ranked_files, gold, k) for k in FILE_KS})
     values.update({f"recall@{k}": recall_at_k(ranked_files, gold, k) for k in FILE_KS})
     values["mrr"] = mrr(ranked_files, gold)
     values["ndcg@10"] = ndcg_at_k(ranked_files, gold, 10)
@@ -159,7 +179,7 @@ def function_acc_at_k(
     :param ranked_functions: ``(file, qualified or local name)``, best first.
     :param gold_functions: ``(file, local name)``; file ``""`` for a bare name.
     """
-    gold = [(file, local_name(file, name) if file else name) for file, name in gold_functions]
+    gold = _gold_keys(gold_functions)
     if not gold:
         return 0.0
     top = dedupe(_function_key(file, name) for file, name in ranked_functions)[:k]
@@ -172,6 +192,56 @@ def function_metrics(
     """Function-level ``fn_acc@k`` for :data:`FUNCTION_KS`."""
     gold = list(gold_functions)
     return {f"fn_acc@{k}": function_acc_at_k(ranked_functions, gold, k) for k in FUNCTION_KS}
+
+
+def _gold_keys(gold_functions: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+    return [(file, local_name(file, name) if file else name) for file, name in gold_functions]
+
+
+def _first_symbol_rank(ranked_functions: Sequence[tuple[str, str]], gold: Sequence[tuple[str, str]]) -> int | None:
+    """1-based rank of the first distinct retrieved function matching a gold one; None when none does."""
+    if not gold:
+        return None
+    distinct = dedupe(_function_key(file, name) for file, name in ranked_functions)
+    for rank, candidate in enumerate(distinct, start=1):
+        if any(_matches(item, candidate) for item in gold):
+            return rank
+    return None
+
+
+def symbol_hit_at_k(
+    ranked_functions: Sequence[tuple[str, str]], gold_functions: Iterable[tuple[str, str]], k: int
+) -> float:
+    """
+    1.0 when any gold function is among the top ``k`` distinct retrieved functions (module docstring).
+
+    :param ranked_functions: ``(file, qualified or local name)``, best first.
+    :param gold_functions: ``(file, local name)``; file ``""`` for a bare name.
+    """
+    rank = _first_symbol_rank(ranked_functions, _gold_keys(gold_functions))
+    return 1.0 if rank is not None and rank <= k else 0.0
+
+
+def symbol_mrr(ranked_functions: Sequence[tuple[str, str]], gold_functions: Iterable[tuple[str, str]]) -> float:
+    """1 / rank of the first distinct retrieved function matching a gold one; 0.0 when none does."""
+    rank = _first_symbol_rank(ranked_functions, _gold_keys(gold_functions))
+    return 1.0 / rank if rank is not None else 0.0
+
+
+def symbol_metrics(
+    ranked_functions: Sequence[tuple[str, str]], gold_functions: Iterable[tuple[str, str]], *, max_k: int = 10
+) -> dict[str, float]:
+    """
+    Symbol-level ``sym_hit@1..sym_hit@max_k`` and ``sym_mrr`` of one question; ``{}`` when it has no gold
+    function (so means over questions leave it out).
+    """
+    gold = _gold_keys(gold_functions)
+    if not gold:
+        return {}
+    rank = _first_symbol_rank(ranked_functions, gold)
+    values = {f"sym_hit@{k}": 1.0 if rank is not None and rank <= k else 0.0 for k in range(1, max_k + 1)}
+    values["sym_mrr"] = 1.0 / rank if rank is not None else 0.0
+    return values
 
 
 def mean(values: Iterable[float]) -> float:

@@ -13,33 +13,82 @@ from pathlib import Path
 from typing import Any
 
 from haystack_integrations.components.code_alias.evaluation.metrics import (
+    FILE_KS,
+    hit_at_k,
     mean,
     paired_comparison,
     percentile,
+    symbol_metrics,
 )
 
 __all__ = [
+    "DETAIL_COLUMNS",
     "MARKDOWN_COLUMNS",
+    "PAIRED_METRICS",
+    "SUBSETS",
     "aggregate",
+    "backfill_metrics",
     "build_report",
     "render_markdown",
     "write_plot",
     "write_report",
 ]
 
-#: (metric key, column title) of the Markdown tables, in order.
+#: (metric key, column title) of the headline Markdown tables, in order (``n sym``: questions with gold symbols).
 MARKDOWN_COLUMNS: tuple[tuple[str, str], ...] = (
     ("acc@1", "Acc@1"),
     ("acc@5", "Acc@5"),
-    ("acc@10", "Acc@10"),
-    ("recall@5", "R@5"),
+    ("hit@1", "hit@1"),
+    ("hit@5", "hit@5"),
     ("mrr", "MRR"),
+    ("n_symbols", "n sym"),
+    ("sym_hit@1", "sym hit@1"),
+    ("sym_hit@5", "sym hit@5"),
+    ("sym_mrr", "sym MRR"),
+)
+#: (metric key, column title) of the second table: the remaining metrics.
+DETAIL_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("acc@3", "Acc@3"),
+    ("acc@10", "Acc@10"),
+    ("hit@3", "hit@3"),
+    ("hit@10", "hit@10"),
+    ("recall@5", "R@5"),
     ("ndcg@10", "nDCG@10"),
+    ("sym_hit@3", "sym hit@3"),
+    ("sym_hit@10", "sym hit@10"),
     ("fn_acc@5", "fn Acc@5"),
     ("fn_acc@10", "fn Acc@10"),
 )
-PAIRED_METRICS: tuple[str, ...] = ("acc@1", "acc@5", "acc@10")
+#: Metrics compared pair-wise (wins / losses / sign test) against a baseline config.
+PAIRED_METRICS: tuple[str, ...] = ("acc@1", "acc@5", "acc@10", "hit@1", "hit@5", "sym_hit@1", "sym_hit@5")
+#: Metrics shown in the compact paired tables of the Markdown report (the JSON has every one).
+PAIRED_COLUMNS: tuple[str, ...] = ("acc@1", "acc@5", "hit@1", "hit@5", "sym_hit@1", "sym_hit@5")
 CURVE_KS: tuple[int, ...] = tuple(range(1, 11))
+#: Subsets reported on their own: key -> (record field that must be False, heading).
+SUBSETS: dict[str, tuple[str, str]] = {
+    "no_file_hint": ("names_file", 'Issues that do not name the file (`file_location_hint == "None"`)'),
+    "no_gold_symbol_named": (
+        "names_gold_symbol",
+        "Questions that name no gold symbol (`meta.names_gold_symbol == false`)",
+    ),
+}
+
+
+def backfill_metrics(record: Mapping[str, Any]) -> dict[str, Any]:
+    """
+    A record with file ``hit@k`` and symbol metrics added from its stored rankings when it lacks them
+    (results written before those metrics existed). Stored rankings keep the top 20, so k <= 10 is exact
+    and ``sym_mrr`` counts ranks up to 20 only.
+    """
+    metrics = dict(record.get("metrics") or {})
+    files, gold_files = record.get("files"), record.get("gold_files")
+    if "hit@1" not in metrics and files is not None and gold_files:
+        metrics.update({f"hit@{k}": hit_at_k(files, gold_files, k) for k in FILE_KS})
+    functions, gold_functions = record.get("functions"), record.get("gold_functions")
+    if "sym_mrr" not in metrics and functions is not None and gold_functions:
+        ranked = [(str(pair[0]), str(pair[1])) for pair in functions]
+        metrics.update(symbol_metrics(ranked, [(str(pair[0]), str(pair[1])) for pair in gold_functions]))
+    return {**record, "metrics": metrics}
 
 
 def aggregate(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -47,13 +96,14 @@ def aggregate(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     Means of every metric over records of one config, plus latency, faithfulness and cache figures.
 
     File metrics average over all records; function metrics over those whose gold functions are complete
-    (``functions_complete``), counted in ``n_functions``; they are NaN when the records hold ranked
+    (``functions_complete``), counted in ``n_functions``; symbol metrics (``sym_*``) over those with any gold
+    function, counted in ``n_symbols``. Function and symbol metrics are NaN when the records hold ranked
     ``functions`` lists that are all empty (a searcher that ranks files only).
     """
     summary: dict[str, Any] = {"n": len(records)}
     if not records:
         return summary
-    keys = sorted({key for record in records for key in record["metrics"] if not key.startswith("fn_")})
+    keys = sorted({key for record in records for key in record["metrics"] if not key.startswith(("fn_", "sym_"))})
     for key in keys:
         summary[key] = mean(float(record["metrics"][key]) for record in records if key in record["metrics"])
     with_functions = [record for record in records if record.get("functions_complete")]
@@ -65,6 +115,14 @@ def aggregate(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     for key in sorted({key for record in with_functions for key in record["metrics"] if key.startswith("fn_")}):
         summary[key] = (
             mean(float(record["metrics"][key]) for record in with_functions) if returns_functions else math.nan
+        )
+    with_symbols = [record for record in records if "sym_mrr" in record["metrics"]]
+    summary["n_symbols"] = len(with_symbols)
+    for key in sorted({key for record in with_symbols for key in record["metrics"] if key.startswith("sym_")}):
+        summary[key] = (
+            mean(float(record["metrics"][key]) for record in with_symbols if key in record["metrics"])
+            if returns_functions
+            else math.nan
         )
     rewrite_ms = [float(record.get("rewrite_ms") or 0.0) for record in records]
     search_ms = [float(record.get("search_ms") or 0.0) for record in records]
@@ -122,9 +180,12 @@ def _paired(
             continue
         paired[name] = {"baseline": base}
         for metric in PAIRED_METRICS:
-            baseline_values = {str(r["id"]): float(r["metrics"][metric]) for r in grouped[base]}
-            values = {str(r["id"]): float(r["metrics"][metric]) for r in grouped[name]}
-            paired[name][metric] = paired_comparison(baseline_values, values, metric=metric).to_dict()
+            baseline_values = {
+                str(r["id"]): float(r["metrics"][metric]) for r in grouped[base] if metric in r["metrics"]
+            }
+            values = {str(r["id"]): float(r["metrics"][metric]) for r in grouped[name] if metric in r["metrics"]}
+            if set(baseline_values) & set(values):
+                paired[name][metric] = paired_comparison(baseline_values, values, metric=metric).to_dict()
     return paired
 
 
@@ -142,17 +203,25 @@ def build_report(
     :param coverage: Per-instance coverage (runner's ``coverage.jsonl``): ``{id, repo, covered, error, ...}``.
     :param config_order: Config names in the order rows should appear (others follow, sorted).
     :param run_info: Free-form facts about the run (command, timings) copied into the report.
-    :returns: ``{"run", "coverage", "configs": [...], "overall", "no_file_hint", "per_repo", "paired",
-        "rewrite_lift", "curves"}``; ``paired`` compares each config with raw BM25 on the same query,
-        ``rewrite_lift`` each rewrite config with the same query and retrieval without the rewrite.
+    :returns: ``{"run", "coverage", "configs": [...], "overall", "no_file_hint", "subsets", "per_repo",
+        "paired", "rewrite_lift", "curves"}``; ``paired`` compares each config with raw BM25 on the same query,
+        ``rewrite_lift`` each rewrite config with the same query and retrieval without the rewrite;
+        ``subsets`` has, for each of :data:`SUBSETS`, its label, ``overall`` and ``rewrite_lift``
+        (``no_file_hint`` repeats that subset's ``overall``). Records lacking the newer metrics get them from
+        their stored rankings (:func:`backfill_metrics`).
     """
-    grouped = _by_config(records)
+    grouped = _by_config(backfill_metrics(record) for record in records)
     order = [name for name in config_order if name in grouped]
     order += sorted((name for name in grouped if name not in order), key=_grid_key)
     overall = {name: aggregate(grouped[name]) for name in order}
-    no_hint = {
-        name: aggregate([record for record in grouped[name] if record.get("names_file") is False]) for name in order
-    }
+    subsets: dict[str, dict[str, Any]] = {}
+    for key, (flag, label) in SUBSETS.items():
+        members = {name: [record for record in grouped[name] if record.get(flag) is False] for name in order}
+        subsets[key] = {
+            "label": label,
+            "overall": {name: aggregate(members[name]) for name in order},
+            "rewrite_lift": _paired({name: rows for name, rows in members.items() if rows}, order, no_rewrite_twin),
+        }
     repos = sorted({str(record.get("repo") or "") for record in records})
     per_repo = {
         repo: {name: aggregate([r for r in grouped[name] if str(r.get("repo") or "") == repo]) for name in order}
@@ -166,19 +235,25 @@ def build_report(
         for entry in coverage
         if not entry.get("covered")
     ]
+
+    def curve(summary: Mapping[str, Any], prefix: str) -> list[float]:
+        return [summary.get(f"{prefix}@{k}", math.nan) for k in CURVE_KS]
+
     return {
         "run": dict(run_info or {}),
         "coverage": {"instances": len(coverage), "covered": len(covered), "not_covered": failures},
         "configs": order,
         "overall": overall,
-        "no_file_hint": no_hint,
+        "no_file_hint": subsets["no_file_hint"]["overall"],
+        "subsets": subsets,
         "per_repo": per_repo,
         "paired": paired,
         "rewrite_lift": rewrite_lift,
         "curves": {
             name: {
-                "all": [overall[name].get(f"acc@{k}", math.nan) for k in CURVE_KS],
-                "no_file_hint": [no_hint[name].get(f"acc@{k}", math.nan) for k in CURVE_KS],
+                "all": curve(overall[name], "acc"),
+                **{key: curve(subset["overall"][name], "acc") for key, subset in subsets.items()},
+                "symbols": curve(overall[name], "sym_hit"),
             }
             for name in order
         },
@@ -197,17 +272,28 @@ def _ms(value: Any) -> str:
     return f"{float(value):.0f}"
 
 
-def _table(rows: Mapping[str, Mapping[str, Any]], paired: Mapping[str, Any] | None, *, extras: bool) -> list[str]:
-    head = ["config", "n", *[title for _, title in MARKDOWN_COLUMNS]]
+def _cell(key: str, summary: Mapping[str, Any]) -> str:
+    value = summary.get(key)
+    if key.startswith("n_"):
+        return str(value) if value is not None else "–"
+    return _pct(value)
+
+
+def _table(
+    rows: Mapping[str, Mapping[str, Any]],
+    paired: Mapping[str, Any] | None,
+    *,
+    extras: bool,
+    columns: Sequence[tuple[str, str]] = MARKDOWN_COLUMNS,
+) -> list[str]:
+    head = ["config", "n", *[title for _, title in columns]]
     if extras:
         head += ["rewrite ms p50/p95", "dropped/q", "cache hits", "Acc@5 W/L vs raw BM25"]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|"]
     for name, summary in rows.items():
         if not summary.get("n"):
             continue
-        cells = [f"`{name}`", str(summary["n"])]
-        for key, _ in MARKDOWN_COLUMNS:
-            cells.append(_pct(summary.get(key)))
+        cells = [f"`{name}`", str(summary["n"]), *[_cell(key, summary) for key, _ in columns]]
         if extras:
             cells.append(f"{_ms(summary.get('rewrite_ms_p50'))} / {_ms(summary.get('rewrite_ms_p95'))}")
             dropped = summary.get("dropped_symbols_per_query")
@@ -220,27 +306,47 @@ def _table(rows: Mapping[str, Mapping[str, Any]], paired: Mapping[str, Any] | No
 
 
 def _paired_table(paired: Mapping[str, Any], heading: str) -> list[str]:
+    """One row per config: for each metric, Δ in points, wins/losses and the sign-test p."""
     if not paired:
         return []
+    metrics = [metric for metric in PAIRED_COLUMNS if any(metric in entry for entry in paired.values())]
     lines = ["", f"## {heading}", ""]
-    lines += ["| config | baseline | metric | n | wins | losses | ties | Δ (points) | sign-test p |"]
-    lines += ["|---|---|---|---:|---:|---:|---:|---:|---:|"]
+    lines += ["Each cell: Δ points (wins / losses, sign-test p); n = paired questions, n sym = with gold symbols.", ""]
+    titles = dict([*MARKDOWN_COLUMNS, *DETAIL_COLUMNS])
+    lines += ["| config | baseline | n | n sym | " + " | ".join(titles.get(m, m) for m in metrics) + " |"]
+    lines += ["|---|---|---:|---:|" + "|".join(["---:"] * len(metrics)) + "|"]
     for name, entry in paired.items():
-        for metric in PAIRED_METRICS:
+        cells = [f"`{name}`", f"`{entry['baseline']}`"]
+        cells.append(str(entry.get("acc@1", {}).get("n", "–")))
+        cells.append(str(entry.get("sym_hit@1", {}).get("n", 0)))
+        for metric in metrics:
             value = entry.get(metric)
-            if not value:
-                continue
-            lines.append(
-                f"| `{name}` | `{entry['baseline']}` | {metric} | {value['n']} | {value['wins']} | "
-                f"{value['losses']} | {value['ties']} | {100 * value['delta']:+.1f} | {value['p_value']:.3g} |"
+            cells.append(
+                f"{100 * value['delta']:+.1f} ({value['wins']}/{value['losses']}, p {value['p_value']:.2g})"
+                if value
+                else "–"
             )
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def _per_repo_table(per_repo: Mapping[str, Any], configs: Sequence[str], metric: str, heading: str) -> list[str]:
+    lines = ["", f"## {heading}", ""]
+    lines += ["| repo | n | " + " | ".join(f"`{name}`" for name in configs) + " |"]
+    lines += ["|---|---:|" + "|".join(["---:"] * len(configs)) + "|"]
+    for repo, rows in per_repo.items():
+        counts = [rows[name].get("n", 0) for name in configs if name in rows]
+        cells = [_pct(rows.get(name, {}).get(metric)) for name in configs]
+        lines.append(f"| {repo or '(none)'} | {max(counts) if counts else 0} | " + " | ".join(cells) + " |")
     return lines
 
 
 def render_markdown(report: Mapping[str, Any], *, title: str = "Benchmark") -> str:
     """
-    The report as Markdown: coverage, the main table (rows = configs, columns = metrics in percent), the
-    subset whose issue does not name the file, the paired comparison, and file Acc@5 per repository.
+    The report as Markdown: coverage, the headline table (rows = configs, columns = file Acc@k, file hit@k,
+    symbol hit@k, MRR in percent, rewrite latency), the remaining metrics, each subset of :data:`SUBSETS` that
+    has questions (with its own rewrite lift), the rewrite's own lift and the comparison with raw BM25
+    (paired, sign test), and file Acc@5 / symbol hit@5 per repository.
     """
     coverage = report.get("coverage", {})
     lines = [f"# {title}", ""]
@@ -251,19 +357,39 @@ def render_markdown(report: Mapping[str, Any], *, title: str = "Benchmark") -> s
         f"Coverage: {coverage.get('covered', 0)} of {coverage.get('instances', 0)} instances have all their gold "
         "files in the corpus; metrics are over those."
     )
-    function_counts = {summary.get("n_functions") for summary in report.get("overall", {}).values()}
+    overall = report.get("overall", {})
+    symbol_counts = sorted({summary["n_symbols"] for summary in overall.values() if summary.get("n_symbols")})
+    if symbol_counts:
+        lines.append(
+            "Symbol hit@k and symbol MRR are over questions with at least one gold symbol "
+            f"(n sym = {', '.join(str(count) for count in symbol_counts)}); a symbol is a distinct "
+            "(file, qualified name inside the file)."
+        )
+    function_counts = {summary.get("n_functions") for summary in overall.values()}
     function_counts.discard(None)
     if function_counts:
         lines.append(
-            "Function-level Acc@k is over instances whose changed functions were all found in the corpus file "
+            "Function-level Acc@k (every gold function in the top k) is over instances whose gold functions "
+            "(SWE-bench: the functions the patch changes) were all found in the corpus "
             f"(n = {', '.join(str(count) for count in sorted(function_counts))})."
         )
     lines += ["", "## All covered instances", ""]
-    lines += _table(report.get("overall", {}), report.get("paired"), extras=True)
-    no_hint = report.get("no_file_hint", {})
-    if any(summary.get("n") for summary in no_hint.values()):
-        lines += ["", '## Issues that do not name the file (`file_location_hint == "None"`)', ""]
-        lines += _table(no_hint, None, extras=False)
+    lines += _table(overall, report.get("paired"), extras=True)
+    if any(summary.get("n") for summary in overall.values()):
+        lines += ["", "## More metrics (all covered instances)", ""]
+        lines += _table(overall, None, extras=False, columns=DETAIL_COLUMNS)
+    subsets = report.get("subsets") or {
+        "no_file_hint": {"label": SUBSETS["no_file_hint"][1], "overall": report.get("no_file_hint", {})}
+    }
+    for subset in subsets.values():
+        rows = subset.get("overall") or {}
+        if not any(summary.get("n") for summary in rows.values()):
+            continue
+        lines += ["", f"## {subset.get('label')}", ""]
+        lines += _table(rows, None, extras=False)
+        lines += _paired_table(
+            subset.get("rewrite_lift") or {}, f"The rewrite's own lift on this subset: {subset.get('label')}"
+        )
     for key, heading in (
         ("rewrite_lift", "The rewrite's own lift: each rewrite against no rewrite (same query, retrieval, instances)"),
         ("paired", "Paired comparison against raw BM25 (same query, same instances)"),
@@ -272,13 +398,9 @@ def render_markdown(report: Mapping[str, Any], *, title: str = "Benchmark") -> s
     per_repo = report.get("per_repo", {})
     configs = list(report.get("configs", []))
     if per_repo and configs:
-        lines += ["", "## File Acc@5 per repository", ""]
-        lines += ["| repo | n | " + " | ".join(f"`{name}`" for name in configs) + " |"]
-        lines += ["|---|---:|" + "|".join(["---:"] * len(configs)) + "|"]
-        for repo, rows in per_repo.items():
-            counts = [rows[name].get("n", 0) for name in configs if name in rows]
-            cells = [_pct(rows.get(name, {}).get("acc@5")) for name in configs]
-            lines.append(f"| {repo or '(none)'} | {max(counts) if counts else 0} | " + " | ".join(cells) + " |")
+        lines += _per_repo_table(per_repo, configs, "acc@5", "File Acc@5 per repository")
+        if symbol_counts:
+            lines += _per_repo_table(per_repo, configs, "sym_hit@5", "Symbol hit@5 per repository")
     failures = coverage.get("not_covered") or []
     if failures:
         lines += ["", "## Not covered", ""]
@@ -288,7 +410,10 @@ def render_markdown(report: Mapping[str, Any], *, title: str = "Benchmark") -> s
 
 
 def write_plot(report: Mapping[str, Any], path: str | Path) -> Path:
-    """A PNG of file Acc@k (k = 1..10) per config: all covered instances, and the no-file-hint subset."""
+    """
+    A PNG of file Acc@k (k = 1..10) per config on all covered instances and on the first subset of
+    :data:`SUBSETS` that has questions, and of symbol hit@k on all covered instances.
+    """
     import matplotlib
 
     matplotlib.use("Agg", force=True)
@@ -297,24 +422,37 @@ def write_plot(report: Mapping[str, Any], path: str | Path) -> Path:
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     curves = report.get("curves", {})
-    figure, axes = plt.subplots(1, 2, figsize=(13, 5), sharey=True)
-    panels = (("all", "all covered instances"), ("no_file_hint", "issue does not name the file"))
+
+    def has_values(key: str) -> bool:
+        return any(
+            value is not None and not math.isnan(value) for curve in curves.values() for value in curve.get(key, [])
+        )
+
+    subset = next((key for key in SUBSETS if has_values(key)), "no_file_hint")
+    panels = [
+        ("all", "file Acc@k: all covered instances", "file Acc@k (%)"),
+        (subset, f"file Acc@k: {SUBSETS[subset][1].split(' (')[0].lower()}", "file Acc@k (%)"),
+    ]
+    if has_values("symbols"):
+        panels.append(("symbols", "symbol hit@k: questions with gold symbols", "symbol hit@k (%)"))
+    figure, axes = plt.subplots(1, len(panels), figsize=(6.5 * len(panels), 5))
     styles = {"none": "-", "dictionary": "--", "llm": ":"}
-    for axis, (key, label) in zip(axes, panels, strict=True):
+    for axis, (key, label, ylabel) in zip(axes, panels, strict=True):
         for name, curve in curves.items():
             values = [
-                100.0 * value if value is not None and not math.isnan(value) else math.nan for value in curve[key]
+                100.0 * value if value is not None and not math.isnan(value) else math.nan
+                for value in curve.get(key, [])
             ]
-            if all(math.isnan(value) for value in values):
+            if not values or all(math.isnan(value) for value in values):
                 continue
             parts = name.split("/")
             style = styles.get(parts[1], "-") if len(parts) == 3 else "-"
             axis.plot(CURVE_KS, values, style, marker="o", markersize=3, label=name)
-        axis.set_title(label)
-        axis.set_xlabel("k (files)")
+        axis.set_title(label, fontsize=10)
+        axis.set_xlabel("k")
+        axis.set_ylabel(ylabel)
         axis.set_xticks(list(CURVE_KS))
         axis.grid(True, alpha=0.3)
-    axes[0].set_ylabel("file Acc@k (%)")
     handles, labels = axes[0].get_legend_handles_labels()
     if handles:
         figure.legend(handles, labels, loc="lower center", ncol=min(6, len(labels)), fontsize=8, frameon=False)
