@@ -215,6 +215,32 @@ def test_resolver_plans(tiny_git_repo: tuple[Path, str, str], tmp_path: Path) ->
     assert CorpusResolver(cache, mode="pypi").plan("django/django", "3.0", "abc") == ("pypi", ("Django", "3.0"))
 
 
+def test_git_corpus_from_a_mirror_layout_and_a_relative_cache(
+    tiny_git_repo: tuple[Path, str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bare mirror at `owner+name/repo`, and a relative cache folder (git archive runs inside the repository)."""
+    repo, first, _ = tiny_git_repo
+    mirror = tmp_path / "mirror"
+    (mirror / "acme+payments").mkdir(parents=True)
+    bare = mirror / "acme+payments" / "repo"
+    subprocess.run(["git", "clone", "-q", "--bare", str(repo), str(bare)], check=True, capture_output=True)
+    monkeypatch.chdir(tmp_path)
+    cache = CorpusCache("relative-cache")
+    assert cache.cache_dir == tmp_path / "relative-cache"
+    resolver = CorpusResolver(cache, mode="git", git_root=mirror)
+    assert resolver.plan("acme/payments", None, first) == ("git", (str(bare), first, "acme__payments"))
+    corpus = resolver.resolve("acme/payments", None, first)
+    assert corpus.key == f"git-acme__payments-{first[:12]}"
+    assert corpus.root == tmp_path / "relative-cache" / "corpora" / corpus.key
+    assert corpus.exists("src/payments/retry.py") and not corpus.exists("src/payments/refunds.py")
+    assert not list(bare.glob("relative-cache*"))  # nothing written inside the repository
+    # the flat layout: the bare repository is `owner+name` itself
+    flat = tmp_path / "flat"
+    flat.mkdir()
+    shutil.copytree(bare, flat / "acme+payments")
+    assert CorpusResolver(cache, mode="git", git_root=flat).plan("acme/payments", None, first)[0] == "git"
+
+
 def _item(item_id: str, gold: list[str], version: str = "1.0") -> GoldenItem:
     return GoldenItem(id=item_id, question="q", gold_files=gold, repo="acme/payments", version=version)
 

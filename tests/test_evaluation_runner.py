@@ -19,6 +19,7 @@ from haystack_integrations.components.code_alias.evaluation.runner import (
     bench_main,
     config_grid,
     default_extract,
+    filter_repos,
     run_bench,
     select_subset,
 )
@@ -165,6 +166,14 @@ def test_run_grid_metrics_coverage_and_report(tmp_path: Path) -> None:
     assert first["functions"][0] == [RETRY, "with_stripe_backoff"]  # module prefix removed
     assert first["gold_functions"] == [[RETRY, "with_stripe_backoff"]] and first["functions_complete"] is True
     assert "fn_acc@5" not in records[("title/none/bm25", "q3")]["metrics"]  # no gold functions known
+    # symbol level: any gold symbol among the distinct functions; q3 has none, so it is left out (n_symbols 2)
+    assert first["metrics"]["sym_hit@1"] == 1.0 and first["metrics"]["sym_mrr"] == 1.0
+    assert "sym_mrr" not in records[("title/none/bm25", "q3")]["metrics"]
+    assert raw["n_symbols"] == 2 and raw["sym_hit@5"] == pytest.approx(0.5) and raw["sym_hit@10"] == 1.0
+    assert raw["hit@1"] == pytest.approx(1 / 3) and raw["hit@5"] == 1.0
+    assert rewritten["sym_hit@5"] == pytest.approx(1.0)
+    lift = run.report["rewrite_lift"]["title/dictionary/bm25"]["sym_hit@5"]
+    assert (lift["n"], lift["wins"], lift["losses"]) == (2, 1, 0)  # q2's refund moves from 9th to 4th
     run_info = json.loads((out / "run.json").read_text())
     assert run_info["skipped_configs"] == ["title/llm/bm25", "title/llm/embedding"]
     assert set(run.paths) == {"json", "markdown", "plot"}
@@ -327,3 +336,80 @@ def test_bench_cli_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert "no_such_module_here" in capsys.readouterr().err
     assert bench_main([*argv, "--subset", "2", "--no-progress"], searcher_factory=lambda args: FakeSearcher()) == 0
     assert len((tmp_path / "o" / "coverage.jsonl").read_text().splitlines()) == 2
+
+
+def test_golden_run_over_a_bare_mirror_layout_with_a_repo_filter(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--git-root` over a mirror folder of `owner+name/repo` bare repositories; --repos; one query for golden."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    work = tmp_path / "work"
+    shutil.copytree(REPO, work)
+    _git(work, "init", "-q")
+    _git(work, "add", "-A")
+    _git(work, "commit", "-q", "-m", "base")
+    base = _git(work, "rev-parse", "HEAD")
+    mirror = tmp_path / "mirror"
+    (mirror / "acme+payments").mkdir(parents=True)
+    _git(tmp_path, "clone", "-q", "--bare", str(work), str(mirror / "acme+payments" / "repo"))
+    rows = [
+        {
+            "id": "p-1",
+            "question": "retry helper backoff",
+            "gold_files": [RETRY],
+            "gold_symbols": [f"{RETRY}::with_stripe_backoff"],
+            "repo": "acme/payments",
+            "base_commit": base,
+            "meta": {"names_gold_symbol": False},
+        },
+        {
+            "id": "p-2",
+            "question": "refund a charge",
+            "gold_files": [CLIENT],
+            "gold_symbols": [f"{CLIENT}::StripeClient.refund"],
+            "repo": "acme/payments",
+            "base_commit": base,
+            "meta": {"names_gold_symbol": True},
+        },
+        {"id": "o-1", "question": "ledger balance", "gold_files": [LEDGER], "repo": "other/thing", "base_commit": base},
+    ]
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    out = tmp_path / "bench"
+    made: list[FakeSearcher] = []
+
+    def factory(args: object) -> FakeSearcher:
+        made.append(FakeSearcher())
+        return made[-1]
+
+    argv = ["run", "--golden", str(golden), "--corpus", "git", "--git-root", str(mirror), "--repos", "payments"]
+    argv += ["--cache-dir", str(tmp_path / "cache"), "--out", str(out), "--rewrites", "none,dictionary"]
+    argv += ["--retrievals", "bm25", "--no-progress"]
+    assert bench_main(argv, searcher_factory=factory) == 0
+    assert "2 of 2 instances covered" in capsys.readouterr().out  # other/thing filtered out
+    assert made[0].indexed == [f"git-acme__payments-{base[:12]}"]
+    records = _records(out)
+    assert set(records) == {(f"title/{r}/bm25", i) for r in ("none", "dictionary") for i in ("p-1", "p-2")}
+    assert records[("title/none/bm25", "p-1")]["names_gold_symbol"] is False
+    assert records[("title/none/bm25", "p-2")]["gold_functions"] == [[CLIENT, "StripeClient.refund"]]
+    report = json.loads((out / "report.json").read_text())
+    subset = report["subsets"]["no_gold_symbol_named"]["overall"]["title/none/bm25"]
+    assert subset["n"] == 1 and subset["sym_hit@1"] == 1.0
+    assert "Questions that name no gold symbol" in (out / "report.md").read_text()
+
+    # an unknown repository is an error that names what the set has
+    assert bench_main([*argv[:8], "nope/nothing", *argv[9:]], searcher_factory=factory) == 2
+    assert "no item of nope/nothing" in capsys.readouterr().err
+
+
+def test_filter_repos_by_full_or_short_name() -> None:
+    items = [
+        GoldenItem(id="a", question="q", gold_files=["x.py"], repo="pallets/flask"),
+        GoldenItem(id="b", question="q", gold_files=["x.py"], repo="psf/requests"),
+        GoldenItem(id="c", question="q", gold_files=["x.py"]),
+    ]
+    assert [item.id for item in filter_repos(items, ["flask"])] == ["a"]
+    assert [item.id for item in filter_repos(items, ["psf/requests", "flask"])] == ["a", "b"]
+    with pytest.raises(ValueError, match="requests/psf"):
+        filter_repos(items, ["requests/psf"])

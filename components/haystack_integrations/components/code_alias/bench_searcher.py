@@ -108,7 +108,7 @@ class PipelineSearcher:
 
 def make_searcher(args: argparse.Namespace) -> PipelineSearcher:
     """Factory the evaluation CLI calls (`--searcher` default)."""
-    cache_dir = Path(getattr(args, "cache_dir", None) or ".bench-cache")
+    cache_dir = Path(getattr(args, "cache_dir", None) or ".bench-cache").absolute()
     gguf = getattr(args, "llm_gguf", None)
     base_url = getattr(args, "llm_openai_base_url", None)
     chat_generator = None

@@ -351,7 +351,9 @@ class CorpusCache:
     """
     Obtains corpora and caches them under ``cache_dir``.
 
-    :param cache_dir: The cache folder (default ``.bench-cache`` in the working directory).
+    :param cache_dir: The cache folder (default ``.bench-cache`` in the working directory); a relative path is
+        made absolute against the working directory at construction (``git archive -o`` runs inside the
+        repository, where a relative path would land).
     :param downloader: Fetches release archives (default :class:`PipDownloader`); tests inject a fake.
     :param keep_archives: Keep downloaded archives under ``downloads/`` (default: yes; a rebuild of a corpus
         then needs no download).
@@ -364,7 +366,7 @@ class CorpusCache:
         downloader: Downloader | None = None,
         keep_archives: bool = True,
     ) -> None:
-        self.cache_dir = Path(cache_dir)
+        self.cache_dir = Path(cache_dir).absolute()
         self.downloader: Downloader = downloader or PipDownloader()
         self.keep_archives = keep_archives
 
@@ -533,8 +535,8 @@ class CorpusResolver:
     Chooses and obtains the corpus of each golden item.
 
     - ``local``: every item is asked against ``local_root`` (a user's own code and golden set).
-    - ``git``: the item's ``repo`` is a clone under ``git_root`` (named ``owner__name``, ``name``, or
-      ``owner/name``), read at the item's ``base_commit``.
+    - ``git``: the item's ``repo`` is a clone under ``git_root`` (named ``owner__name``, ``name``,
+      ``owner/name``, or a mirror's ``owner+name/repo`` or ``owner+name``), read at the item's ``base_commit``.
     - ``pypi``: the item's ``repo`` maps to a distribution (:data:`PYPI_DISTRIBUTIONS`, or ``distributions``),
       read at the item's ``version``.
     - ``auto``: git when a clone and a commit are there, else PyPI when a version and a distribution are,
@@ -565,7 +567,8 @@ class CorpusResolver:
         if self.git_root is None or not repo:
             return None
         owner, _, name = repo.partition("/")
-        for candidate in (repo.replace("/", "__"), name or owner, repo):
+        plus = repo.replace("/", "+")
+        for candidate in (repo.replace("/", "__"), name or owner, repo, f"{plus}/repo", plus):
             path = self.git_root / candidate
             if (path / ".git").exists() or (path / "HEAD").is_file():
                 return path

@@ -51,6 +51,7 @@ from haystack_integrations.components.code_alias.evaluation.metrics import (
     file_metrics,
     function_metrics,
     local_name,
+    symbol_metrics,
 )
 from haystack_integrations.components.code_alias.evaluation.report import build_report, write_report
 
@@ -65,6 +66,7 @@ __all__ = [
     "Searcher",
     "bench_main",
     "config_grid",
+    "filter_repos",
     "run_bench",
     "select_subset",
 ]
@@ -399,6 +401,10 @@ def run_bench(
     return BenchRun(records=records, coverage=coverage_list, report=report, paths=paths, timings=timings)
 
 
+def _optional_bool(value: Any) -> bool | None:
+    return value if isinstance(value, bool) else None
+
+
 def _record(
     item: GoldenItem,
     config: BenchConfig,
@@ -417,6 +423,7 @@ def _record(
     metrics = file_metrics(ranked_files, gold_files)
     if complete:
         metrics.update(function_metrics(ranked_functions, gold_pairs))
+    metrics.update(symbol_metrics(ranked_functions, gold_pairs))  # any gold symbol: complete or not
     return {
         "config": config.name,
         "query": config.query,
@@ -425,6 +432,7 @@ def _record(
         "id": item.id,
         "repo": item.repo,
         "names_file": item.names_file,
+        "names_gold_symbol": _optional_bool(item.meta.get("names_gold_symbol")),
         "corpus": corpus.key,
         "gold_files": gold_files,
         "gold_functions": [list(pair) for pair in gold_pairs],
@@ -465,16 +473,28 @@ def build_parser() -> argparse.ArgumentParser:
         source.add_argument("--golden", type=Path, help="golden JSONL: {id, question, gold_files, ...}")
         sub.add_argument("--corpus", choices=["auto", "pypi", "git", "local"], default="auto")
         sub.add_argument("--local-root", type=Path, help="the code every item is asked against (corpus local)")
-        sub.add_argument("--git-root", type=Path, help="folder of clones named owner__name (corpus git)")
+        sub.add_argument(
+            "--git-root",
+            type=Path,
+            help="folder of clones named owner__name, name, or owner+name/repo (a mirror's layout) (corpus git)",
+        )
         sub.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE_DIR, help="corpus cache (.bench-cache)")
         sub.add_argument("--subset", type=int, help="only N instances (deterministic spread sample)")
         sub.add_argument("--ids", type=_split, help="only these instance ids (comma-separated)")
+        sub.add_argument(
+            "--repos", type=_split, help="only items of these repositories (owner/name or name, comma-separated)"
+        )
         sub.add_argument("--no-progress", action="store_true")
 
     run = commands.add_parser("run", help="run the ablation grid and write the report")
     add_items(run)
     run.add_argument("--out", type=Path, required=True, help="output folder (resumable)")
-    run.add_argument("--queries", type=_split, default=list(QUERIES), help="title,full")
+    run.add_argument(
+        "--queries",
+        type=_split,
+        default=None,
+        help="title,full (default: both for --swebench; title for --golden, whose items have one question)",
+    )
     run.add_argument("--rewrites", type=_split, default=["none", "dictionary"], help="none,dictionary,llm")
     run.add_argument("--retrievals", type=_split, default=list(RETRIEVALS), help="bm25,embedding,hybrid")
     run.add_argument("--configs", type=_split, help="explicit query/rewrite/retrieval names (overrides the grid)")
@@ -499,6 +519,33 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--out", type=Path, required=True)
     rep.add_argument("--title", default="Benchmark")
     return parser
+
+
+def filter_repos(items: Sequence[GoldenItem], repos: Iterable[str]) -> list[GoldenItem]:
+    """
+    The items whose ``repo`` is one of ``repos``: ``owner/name`` exactly, or ``name`` alone.
+
+    :raises ValueError: A wanted repository matches no item (a typo would otherwise run nothing).
+    """
+    wanted = [repo.strip() for repo in repos if repo.strip()]
+
+    def matches(item_repo: str | None, repo: str) -> bool:
+        if not item_repo:
+            return False
+        return item_repo == repo or ("/" not in repo and item_repo.partition("/")[2] == repo)
+
+    unknown = [repo for repo in wanted if not any(matches(item.repo, repo) for item in items)]
+    if unknown:
+        known = sorted({item.repo for item in items if item.repo})
+        raise ValueError(f"--repos: no item of {', '.join(unknown)} (the set has: {', '.join(known) or 'none'})")
+    return [item for item in items if any(matches(item.repo, repo) for repo in wanted)]
+
+
+def _default_queries(args: argparse.Namespace, items: Sequence[GoldenItem]) -> list[str]:
+    """Both query texts for SWE-bench; for a golden set only ``title`` unless its items carry both texts."""
+    if args.swebench is not None or any(item.title and item.full_text for item in items):
+        return list(QUERIES)
+    return ["title"]
 
 
 def _load_items(args: argparse.Namespace) -> list[GoldenItem]:
@@ -545,6 +592,8 @@ def bench_main(argv: Sequence[str] | None = None, *, searcher_factory: SearcherF
         items = _load_items(args)
         if args.ids:
             items = [item for item in items if item.id in set(args.ids)]
+        if args.repos:
+            items = filter_repos(items, args.repos)
         items = select_subset(items, args.subset)
         resolver = _resolver(args)
         if args.command == "prefetch":
@@ -552,7 +601,7 @@ def bench_main(argv: Sequence[str] | None = None, *, searcher_factory: SearcherF
         configs = (
             [BenchConfig.parse(name) for name in args.configs]
             if args.configs
-            else config_grid(args.queries, args.rewrites, args.retrievals)
+            else config_grid(args.queries or _default_queries(args, items), args.rewrites, args.retrievals)
         )
         factory = searcher_factory or _load_factory(args.searcher or DEFAULT_SEARCHER_FACTORY)
         searcher = factory(args)
