@@ -415,6 +415,21 @@ def test_bad_requests_get_a_4xx_with_a_message(client: httpx.Client, name: str, 
     assert "Traceback" not in response.text
 
 
+def test_no_runtime_deployment_under_hayhooks(client: httpx.Client, rest_server: Server) -> None:
+    """In durable mode Hayhooks 2.1 has no deploy or undeploy routes (the wrappers refuse to serve otherwise)."""
+    wrapper = "import pathlib\npathlib.Path('pwned.txt').write_text('x')\n"
+    for path, body in [
+        ("/deploy_files", {"name": "evil", "files": {"pipeline_wrapper.py": wrapper}, "save_files": True}),
+        ("/deploy-yaml", {"name": "evil", "source_code": "components: {}\n"}),
+        ("/undeploy/code_alias_status", None),
+    ]:
+        response = client.post(path, json=body)
+        assert response.status_code in (404, 405), (path, response.text)
+    assert not (REPO / "pwned.txt").exists()
+    assert (DEPLOYMENTS / "code_alias_status" / "pipeline_wrapper.py").is_file()
+    assert set(NAMES) <= set(client.get("/status").json()["pipelines"])
+
+
 def test_malformed_json_is_a_4xx(client: httpx.Client) -> None:
     response = client.post("/code_alias_ask/run", content=b"{not json", headers={"content-type": "application/json"})
     assert response.status_code == 422
@@ -477,6 +492,7 @@ def test_mcp_lists_ask_and_rewrite_as_tools(mcp_server: Server) -> None:
     tools = {tool.name: tool for tool in mcp_session(mcp_server, calls)}
     assert {"code_alias_ask", "code_alias_rewrite"} <= set(tools)
     assert not {"code_alias_autocomplete", "code_alias_status"} & set(tools)  # UI and ops endpoints stay REST-only
+    assert not {"deploy_pipeline", "undeploy_pipeline"} & set(tools)  # durable mode: a fixed set of pipelines
     ask, rewrite = tools["code_alias_ask"], tools["code_alias_rewrite"]
     assert len(ask.description) > 200 and "start and end line" in ask.description
     assert len(rewrite.description) > 200 and "nothing is invented" in rewrite.description
