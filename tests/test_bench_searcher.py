@@ -25,6 +25,7 @@ def test_grid_with_llm_rows_runs_the_real_pipelines(tmp_path: Path) -> None:
                 "id": "q1",
                 "question": "retry backoff when the provider times out",
                 "gold_files": ["src/payments/retry.py"],
+                "gold_symbols": ["src/payments/retry.py::with_stripe_backoff"],
             }
         )
         + "\n"
@@ -53,6 +54,9 @@ def test_grid_with_llm_rows_runs_the_real_pipelines(tmp_path: Path) -> None:
     assert llm["extra"]["symbols"] == ["with_stripe_backoff"] and llm["extra"]["fallback"] is None
     assert llm["rewritten"] == "with_stripe_backoff retry"
     assert llm["files"][0] == "src/payments/retry.py" and llm["metrics"]["acc@1"] == 1.0
+    # symbol level through the real pipelines: the record keeps each definition under its local name
+    assert llm["functions"][0] == ["src/payments/retry.py", "with_stripe_backoff"]
+    assert llm["metrics"]["sym_hit@1"] == 1.0 and llm["metrics"]["hit@1"] == 1.0
     assert records["title/none/hybrid"]["rewritten"] is None
     assert records["title/dictionary/hybrid"]["extra"]["fallback"] is None
     assert made[0].supports("llm", "hybrid") and not PipelineSearcher(tmp_path).supports("llm", "bm25")
