@@ -176,6 +176,8 @@ def test_renamed_exports_keep_the_own_name_and_list_the_public_one() -> None:
     assert (reexport.aliases, reexport.reexport_from, reexport.exported) == (("BaseComponent",), "./component", True)
     assert index["src.h"].reexport_from == "external-package"
     assert "src.render" not in index  # a plain re-export renames nothing
+    found = extract_symbols("export { default as Teleport, x as default } from './T.vue'\n", "javascript", "i.js")
+    assert [(s.name, s.aliases, s.reexport_from) for s in found] == [("Teleport", (), "./T.vue")]
 
 
 def test_syntax_errors_never_raise() -> None:

@@ -1034,9 +1034,10 @@ def _js_export_names(ex: _Extractor, statement: Node) -> None:
                 continue
             for item in child.named_children:
                 own, public = _field_text(ex, item, "name"), _field_text(ex, item, "alias")
-                if item.type == "export_specifier" and own and public and public != own:
+                if item.type == "export_specifier" and own and public and public not in (own, "default"):
                     ex.add(public, "variable", item, exported=True, comment_anchor=statement)
-                    ex.defs[-1].aliases = (own,)
+                    # `export { default as Teleport } from './Teleport.vue'`: "default" is no name to look up.
+                    ex.defs[-1].aliases = (own,) if own != "default" else ()
                     ex.defs[-1].reexport_from = specifier
         return
     value = _js_guarded(statement.child_by_field_name("value"))
