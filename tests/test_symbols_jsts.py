@@ -259,3 +259,21 @@ def test_every_file_maps_to_its_package(dictionary: AliasDictionary) -> None:
 def test_vue_files_reach_the_dictionary(dictionary: AliasDictionary) -> None:
     names = {(s.name, s.language) for s in dictionary.symbols if s.file_path.endswith(".vue")}
     assert {("HelloWorld", "vue"), ("increment", "vue"), ("TodoList", "vue"), ("sortTodos", "vue")} <= names
+
+
+def test_refresh_follows_a_reexport_edited_in_another_file(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src/component.js").write_text("export function BaseComponent() {}\n", encoding="utf-8")
+    index = tmp_path / "src/index.js"
+    index.write_text("export { BaseComponent as Component } from './component';\n", encoding="utf-8")
+    builder = DictionaryBuilder()
+    first, _ = builder.build(tmp_path)
+    assert [(s.name, s.aliases) for s in first.symbols] == [("BaseComponent", ("Component",))]
+    index.write_text("export { BaseComponent as Widget } from './component.js';\n", encoding="utf-8")
+    second, stats = builder.refresh(tmp_path, first)
+    assert stats.files_parsed == 1  # only index.js changed; component.js's entry still changes
+    assert [(s.name, s.aliases) for s in second.symbols] == [("BaseComponent", ("Widget",))]
+    index.write_text("export { BaseComponent } from './component';\n", encoding="utf-8")
+    third, _ = builder.refresh(tmp_path, second)
+    assert [(s.name, s.aliases) for s in third.symbols] == [("BaseComponent", ())]
+    assert third.symbols == builder.build(tmp_path)[0].symbols  # a refresh ends where a full build does
