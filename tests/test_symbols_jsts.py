@@ -263,17 +263,19 @@ def test_vue_files_reach_the_dictionary(dictionary: AliasDictionary) -> None:
 
 def test_refresh_follows_a_reexport_edited_in_another_file(tmp_path: Path) -> None:
     (tmp_path / "src").mkdir()
-    (tmp_path / "src/component.js").write_text("export function BaseComponent() {}\n", encoding="utf-8")
+    component = "export function BaseComponent() {}\nexport function Other() {}\n"
+    (tmp_path / "src/component.js").write_text(component, encoding="utf-8")
     index = tmp_path / "src/index.js"
     index.write_text("export { BaseComponent as Component } from './component';\n", encoding="utf-8")
     builder = DictionaryBuilder()
     first, _ = builder.build(tmp_path)
-    assert [(s.name, s.aliases) for s in first.symbols] == [("BaseComponent", ("Component",))]
-    index.write_text("export { BaseComponent as Widget } from './component.js';\n", encoding="utf-8")
+    assert [(s.name, s.aliases) for s in first.symbols] == [("BaseComponent", ("Component",)), ("Other", ())]
+    # Only index.js changes, yet component.js's entries must change with it (they are otherwise reused).
+    index.write_text("export { Other as Component } from './component.js';\n", encoding="utf-8")
     second, stats = builder.refresh(tmp_path, first)
-    assert stats.files_parsed == 1  # only index.js changed; component.js's entry still changes
-    assert [(s.name, s.aliases) for s in second.symbols] == [("BaseComponent", ("Widget",))]
-    index.write_text("export { BaseComponent } from './component';\n", encoding="utf-8")
+    assert stats.files_parsed == 1
+    assert [(s.name, s.aliases) for s in second.symbols] == [("BaseComponent", ()), ("Other", ("Component",))]
+    index.write_text("export { Other } from './component';\n", encoding="utf-8")
     third, _ = builder.refresh(tmp_path, second)
-    assert [(s.name, s.aliases) for s in third.symbols] == [("BaseComponent", ())]
+    assert [(s.name, s.aliases) for s in third.symbols] == [("BaseComponent", ()), ("Other", ())]
     assert third.symbols == builder.build(tmp_path)[0].symbols  # a refresh ends where a full build does
