@@ -16,6 +16,28 @@ from typing import Any
 from .paths import DEFAULT_INDEX_DIR, DICTIONARY_FILE, INDEX_DIR_ENV
 
 EXIT_ERROR = 2
+EXIT_BROKEN_PIPE = 141  # what a shell reports for a command ended by SIGPIPE (128 + 13), as `git log | head` does
+
+
+def _add_global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
+    """
+    The options every command takes, before or after the subcommand (`code-alias --json ask Q` = `ask Q --json`).
+
+    The main parser holds the defaults; the subcommands' copies default to SUPPRESS, so an option given only
+    before the subcommand is not overwritten by the subcommand's default.
+    """
+
+    def default(value: Any) -> Any:
+        return argparse.SUPPRESS if suppress else value
+
+    parser.add_argument(
+        "--index-dir",
+        default=default(os.environ.get(INDEX_DIR_ENV, DEFAULT_INDEX_DIR)),
+        help=f"index folder (default: ${INDEX_DIR_ENV} or {DEFAULT_INDEX_DIR})",
+    )
+    parser.add_argument("--backend", choices=["embedded", "elasticsearch"], default=default("embedded"))
+    parser.add_argument("--json", action="store_true", default=default(False), help="machine-readable output")
+    parser.add_argument("--debug", action="store_true", default=default(False), help="show tracebacks")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -23,20 +45,17 @@ def _parser() -> argparse.ArgumentParser:
         prog="code-alias",
         description="Constrained query rewriting and hybrid retrieval for code search (Haystack).",
     )
-    parser.add_argument(
-        "--index-dir",
-        default=os.environ.get(INDEX_DIR_ENV, DEFAULT_INDEX_DIR),
-        help=f"index folder (default: ${INDEX_DIR_ENV} or {DEFAULT_INDEX_DIR})",
-    )
-    parser.add_argument("--backend", choices=["embedded", "elasticsearch"], default="embedded")
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
-    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    _add_global_options(parser, suppress=False)
+    common = argparse.ArgumentParser(add_help=False)
+    _add_global_options(common, suppress=True)
     commands = parser.add_subparsers(dest="command", required=True)
 
-    index = commands.add_parser("index", help="build or refresh the index of a repository")
-    index.add_argument("path", help="repository root")
+    index = commands.add_parser("index", parents=[common], help="build or refresh the index of a repository")
+    index.add_argument(
+        "path", nargs="?", help="repository root (default: the one the index was built from, to refresh it)"
+    )
 
-    ask = commands.add_parser("ask", help="answer a question with ranked files and symbols")
+    ask = commands.add_parser("ask", parents=[common], help="answer a question with ranked files and symbols")
     ask.add_argument("question")
     ask.add_argument("--top-k", type=int, default=10)
     ask.add_argument("--no-rewrite", action="store_true", help="retrieve with the raw question (baseline)")
@@ -51,21 +70,23 @@ def _parser() -> argparse.ArgumentParser:
     ask.add_argument("--llm-model", metavar="NAME", help="model name on the OpenAI-compatible server")
     ask.add_argument("--llm-timeout", metavar="S", type=float, help="seconds before the dictionary-only fallback")
 
-    dictionary = commands.add_parser("dict", help="inspect the alias dictionary")
+    dictionary = commands.add_parser("dict", parents=[common], help="inspect the alias dictionary")
     dict_commands = dictionary.add_subparsers(dest="dict_command", required=True)
-    lookup = dict_commands.add_parser("lookup", help="candidate hints for a question")
+    lookup = dict_commands.add_parser("lookup", parents=[common], help="candidate hints for a question")
     lookup.add_argument("question")
     lookup.add_argument("--limit", type=int, default=10)
-    show = dict_commands.add_parser("show", help="summary, or the entries of one name")
+    show = dict_commands.add_parser("show", parents=[common], help="summary, or the entries of one name")
     show.add_argument("name", nargs="?")
-    complete = dict_commands.add_parser("complete", help="autocomplete a prefix")
+    complete = dict_commands.add_parser("complete", parents=[common], help="autocomplete a prefix")
     complete.add_argument("prefix")
     complete.add_argument("--limit", type=int, default=10)
 
     bench = commands.add_parser("bench", help="run the evaluation harness (see `code-alias bench --help`)")
     bench.add_argument("args", nargs=argparse.REMAINDER)
 
-    serve = commands.add_parser("serve", help="serve ask/rewrite/autocomplete/status over REST (and MCP)")
+    serve = commands.add_parser(
+        "serve", parents=[common], help="serve ask/rewrite/autocomplete/status over REST (and MCP)"
+    )
     serve.add_argument("--host", help="address to bind (default: $CODE_ALIAS_HOST or 127.0.0.1)")
     serve.add_argument("--port", type=int, help="port (default: $CODE_ALIAS_PORT or 1416)")
     serve.add_argument("--mcp", action="store_true", help="also serve MCP (streamable HTTP) at /mcp")
@@ -83,7 +104,7 @@ def _cmd_index(args: argparse.Namespace) -> int:
     from .search import CodeSearch
 
     search = CodeSearch(args.index_dir, backend=args.backend)
-    stats = search.index(args.path)
+    stats = search.index(args.path or _indexed_root(args.index_dir))
     dictionary = stats["dictionary"]
     lines = [
         f"Indexed {stats['root']} -> {stats['index_dir']} in {stats['seconds']} s",
@@ -99,6 +120,23 @@ def _cmd_index(args: argparse.Namespace) -> int:
             lines.append(f"    ... and {len(stats['skipped']) - 20} more (use --json)")
     _emit(args, stats, "\n".join(lines))
     return 0
+
+
+def _indexed_root(index_dir: str) -> str:
+    """The repository an existing index was built from (`code-alias index` without PATH refreshes it)."""
+    try:
+        root = _load_dictionary(index_dir).root
+    except Exception as error:
+        raise ValueError(
+            f"no repository given and none recorded in {index_dir} ({str(error).splitlines()[0]}); "
+            f"give it: `code-alias index PATH --index-dir {index_dir}`"
+        ) from error
+    if not root or not Path(root).is_dir():
+        raise ValueError(
+            f"the index in {index_dir} was built from {root or 'an unknown folder'}, which is not a folder here; "
+            f"give the repository: `code-alias index PATH --index-dir {index_dir}`"
+        )
+    return root
 
 
 def _cmd_ask(args: argparse.Namespace) -> int:
@@ -142,7 +180,13 @@ def _cmd_ask(args: argparse.Namespace) -> int:
         lines.append(f"{rank:>2}. {item['file_path']}  {hits}")
     if not answer.files:
         lines.append("no results")
-    _emit(args, answer.to_dict(), "\n".join(lines))
+    payload = answer.to_dict()
+    # `rank` is the place in this answer, as printed: the ranker's own field is its best chunk's place before
+    # test files were moved down.
+    for key in ("files", "symbols"):
+        if isinstance(payload.get(key), list):
+            payload[key] = [{**item, "rank": place} for place, item in enumerate(payload[key], 1)]
+    _emit(args, payload, "\n".join(lines))
     return 0
 
 
@@ -152,21 +196,45 @@ def _load_dictionary(index_dir: str) -> Any:
     return AliasDictionary.load(Path(index_dir) / DICTIONARY_FILE)
 
 
+def _entries_named(
+    dictionary: Any, name: str
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str | None, list[str]]:
+    """
+    The symbol and package entries a name stands for: its own, else those of the name a rename gave it, else
+    those it is an alias (nickname) of.
+
+    :returns: Symbol entries, package entries, the new name when `name` was retired by a rename, and the names
+        `name` is an alias of.
+    """
+    symbols = [s for s in dictionary.symbols if name in (s.name, s.qualified_name)]
+    packages = [p for p in dictionary.packages if name in (p.name, *p.aliases, *p.import_names)]
+    renamed_to: str | None = None
+    alias_of: list[str] = []
+    if not symbols and not packages:
+        renamed_to = dictionary.renamed.get(name)
+        if renamed_to is not None:
+            symbols = [s for s in dictionary.symbols if renamed_to in (s.name, s.qualified_name)]
+        else:
+            symbols = [s for s in dictionary.symbols if name in s.aliases]
+            alias_of = list(dict.fromkeys(s.name for s in symbols))
+    return [s.model_dump() for s in symbols], [p.model_dump() for p in packages], renamed_to, alias_of
+
+
 def _cmd_dict(args: argparse.Namespace) -> int:
     from .core.hints import HintIndex
 
     dictionary = _load_dictionary(args.index_dir)
     if args.dict_command == "show":
         if args.name:
-            symbols = [s.model_dump() for s in dictionary.symbols if args.name in (s.name, s.qualified_name)]
-            packages = [
-                p.model_dump() for p in dictionary.packages if args.name in (p.name, *p.aliases, *p.import_names)
-            ]
-            if not symbols and not packages:
+            symbols, packages, renamed_to, alias_of = _entries_named(dictionary, args.name)
+            if not symbols and not packages and not renamed_to:
                 raise LookupError(f"{args.name!r} is not in the dictionary")
-            payload: Any = {"symbols": symbols, "packages": packages}
+            payload: Any = {"symbols": symbols, "packages": packages, "renamed_to": renamed_to, "alias_of": alias_of}
+            notes = [f"{args.name} was renamed to {renamed_to}"] if renamed_to else []
+            notes += [f"{args.name} is an alias of {', '.join(alias_of)}"] if alias_of else []
             text = "\n".join(
-                [
+                notes
+                + [
                     f"{s['qualified_name']}  {s['kind']}  {s['file_path']}:{s['start_line']}"
                     f"  aliases={list(s['aliases'])}"
                     f"  words={list(s['words'])} doc={list(s['doc_words'])[:8]}"
@@ -223,6 +291,16 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     )
 
 
+def _quiet_stdout() -> None:
+    """After a broken pipe: point stdout at the null device, so the interpreter's last flush raises nothing."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # stdout is not a real file (a test's capture): nothing to flush
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `code-alias` console script."""
     # A command-line run on a closed network should not stall on telemetry; users can still opt in.
@@ -231,7 +309,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     handlers = {"index": _cmd_index, "ask": _cmd_ask, "dict": _cmd_dict, "bench": _cmd_bench, "serve": _cmd_serve}
     try:
-        return handlers[args.command](args)
+        code = handlers[args.command](args)
+        sys.stdout.flush()  # a reader that went away (`| head`) shows up here, inside this try
+        return code
+    except BrokenPipeError:
+        _quiet_stdout()
+        return EXIT_BROKEN_PIPE
     except KeyboardInterrupt:
         print("code-alias: interrupted", file=sys.stderr)
         return 130

@@ -342,14 +342,22 @@ class HintIndex:
             found.extend(self._by_exact[key])
         hints = [self._hint(i, 1.0, ["prefix"]) for i in unique_ints(found)]
         if len(hints) < limit:
+            # One-letter names and dunders (`T`, `__init__`) match almost anything fuzzily: only when typed.
+            choices = [k for k in self._name_vocabulary if len(k) > 1 and (needle[0] == "_" or not _is_dunder(k))]
             for match, score, _ in process.extract(
-                needle, self._name_vocabulary, scorer=fuzz.WRatio, score_cutoff=70, limit=limit * 2
+                needle, choices, scorer=fuzz.WRatio, score_cutoff=70, limit=limit * 2
             ):
                 for index in self._by_exact[match]:
                     if all(h.name != self.targets[index].name for h in hints):
                         hints.append(self._hint(index, score / 100.0, ["fuzzy"]))
         hints.sort(key=lambda h: (-h.score, len(h.name), h.name))
         return hints[:limit]
+
+
+def _is_dunder(name: str) -> bool:
+    """`__init__`, `mod.__call__`: a special name (its last dotted part starts and ends with two underscores)."""
+    last = name.rsplit(".", 1)[-1]
+    return len(last) > 4 and last.startswith("__") and last.endswith("__")
 
 
 def _project_words(dictionary: AliasDictionary, share: float = 0.2) -> set[str]:

@@ -115,8 +115,8 @@ def mapping_conflict_error(*, index: str, problems: list[str]) -> CodeAliasBacke
     detail = "; ".join(problems)
     return CodeAliasBackendError(
         f"Elasticsearch index '{index}' exists with an incompatible mapping ({detail}); delete it "
-        f"(`curl -X DELETE <ELASTICSEARCH_URL>/{index}`, or `code-alias index --backend elasticsearch --recreate`) "
-        f"and index again, or use another index name"
+        f"(`curl -X DELETE <ELASTICSEARCH_URL>/{index}`) and index again "
+        f"(`code-alias index PATH --backend elasticsearch`), or use another index name"
     )
 
 
