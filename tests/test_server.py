@@ -12,6 +12,7 @@ import http.client
 import json
 import os
 import random
+import shutil
 import socket
 import subprocess
 import sys
@@ -440,6 +441,35 @@ def test_backend_down_while_serving_is_a_503(tmp_path: Path) -> None:
         service.ask("where is the retry helper?")
     assert raised.value.status_code == 503
     assert "unreachable" in str(raised.value.detail) and "backend is unavailable" in str(raised.value.detail)
+
+
+def test_elasticsearch_going_down_while_serving_is_a_503(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A loaded Elasticsearch index whose server stops: the next ask is a 503 that says so (noida-db stand-in)."""
+    pytest.importorskip("elasticsearch")
+    if not (shutil.which("noida-db") or (REPO / ".venv" / "bin" / "noida-db").exists()):
+        pytest.skip("noida-db (the Elasticsearch-protocol stand-in) is not installed")
+    from fastapi import HTTPException
+
+    from haystack_integrations.components.code_alias.search import CodeSearch
+    from haystack_integrations.components.code_alias.serving import CodeAliasService, ServiceSettings
+
+    noida = {**os.environ, "NOIDA_STATE_DIR": str(tmp_path / "noida")}
+    started = subprocess.run([str(REPO / ".ci" / "start-noida.sh")], env=noida, capture_output=True, text=True)
+    if started.returncode != 0:
+        pytest.skip(f"noida-db did not start: {started.stderr[-300:]}")
+    try:
+        monkeypatch.setenv("ELASTICSEARCH_URL", started.stdout.strip())
+        monkeypatch.setenv("ELASTICSEARCH_INDEX", "code-alias-serving-down")
+        CodeSearch(tmp_path / "index", backend="elasticsearch", lexical=True).index(ACME_REPO)
+        service = CodeAliasService(ServiceSettings(index_dir=tmp_path / "index", backend="elasticsearch", lexical=True))
+        assert service.ask(RETRY_QUESTION, top_k=1)["files"][0]["file_path"] == "packages/payments-core/src/retry.ts"
+    finally:
+        subprocess.run([str(REPO / ".ci" / "start-noida.sh"), "stop"], env=noida, capture_output=True)
+    with pytest.raises(HTTPException) as raised:
+        service.ask(RETRY_QUESTION, top_k=1)
+    assert raised.value.status_code == 503
+    assert "unreachable" in str(raised.value.detail)
+    assert service.status()["ready"] is False
 
 
 def test_hayhooks_wrappers_refuse_runtime_deployment(monkeypatch: pytest.MonkeyPatch) -> None:
