@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -114,13 +115,13 @@ def test_same_chunks_as_the_reference_on_a_generated_file() -> None:
     assert "def method_0(self):" in holder.content and "return inner_()" not in holder.content
 
 
-def _symbol(name: str, start: int, end: int, kind: str = "function") -> SymbolDef:
+def _symbol(name: str, start: int, end: int, kind: Any = "function") -> SymbolDef:
     return SymbolDef(
         name=name,
         kind=kind,
         qualified_name=f"m.{name}",
         file_path="m.py",
-        language="python",  # type: ignore[arg-type]
+        language="python",
         start_line=start,
         end_line=end,
     )
