@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,8 @@ import pytest
 # No network here, and none needed: keep Haystack's telemetry from trying.
 os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# Query-time caches (saved BM25 indexes) go to a throw-away folder, not the user's cache.
+os.environ.setdefault("CODE_ALIAS_CACHE_DIR", tempfile.mkdtemp(prefix="code-alias-test-cache-"))
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ACME_REPO = FIXTURES / "acme_repo"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from haystack import Document
 
 from haystack_integrations.components.code_alias import bm25 as bm25_module
@@ -62,10 +63,12 @@ def test_filters_and_top_k(tmp_path: Path) -> None:
     assert len(retriever.run(query="entries retry stripe", top_k=1)["documents"]) == 1
 
 
-def test_index_is_saved_and_reused_by_a_new_process(tmp_path: Path) -> None:
+def test_index_is_saved_and_reused_by_a_new_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CODE_ALIAS_CACHE_DIR", str(tmp_path / "cache"))
     _retriever(tmp_path).warm_up()
-    saved = list(tmp_path.glob("bm25-*"))
+    saved = list((tmp_path / "cache" / "bm25").glob("bm25-*"))
     assert len(saved) == 1 and (saved[0] / "head").is_dir()
+    assert not list(tmp_path.glob("bm25-*")), "a query must not write into the index folder"
     bm25_module._INDEXES.clear()
     calls: list[int] = []
     original = bm25_module._Bm25Index.build

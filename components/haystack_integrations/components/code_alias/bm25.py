@@ -8,9 +8,12 @@ scores the rewrite's symbols and packages as separate, boosted sub-queries.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
+import logging
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -22,6 +25,7 @@ from haystack import Document, component, default_from_dict, default_to_dict
 from haystack.document_stores.in_memory import InMemoryDocumentStore
 
 from .core.identifiers import code_tokenize, split_identifier
+from .index_files import user_cache_dir
 from .store_cache import PerStoreCache, best_first
 
 
@@ -39,6 +43,27 @@ def document_search_text(document: Document) -> str:
 
 # Bump when what is indexed changes, so saved indexes of the old shape are rebuilt.
 INDEX_FORMAT = 2
+# Saved BM25 indexes kept in the user cache (least recently used ones are deleted beyond this).
+CACHE_ENTRIES = 16
+_SIZES_FILE = "sizes.json"
+logger = logging.getLogger(__name__)
+
+
+def bm25_cache_dir() -> Path:
+    """Where saved BM25 indexes live: `<user cache dir>/bm25` (see `index_files.user_cache_dir`)."""
+    return user_cache_dir() / "bm25"
+
+
+def _prune(cache: Path, *, keep: Path, entries: int = CACHE_ENTRIES) -> None:
+    """Delete the least recently used saved indexes beyond `entries` (never `keep`)."""
+    try:
+        saved = sorted(
+            (p for p in cache.glob("bm25-*") if p.is_dir() and p != keep), key=lambda p: p.stat().st_mtime, reverse=True
+        )
+    except OSError:
+        return
+    for stale in saved[max(0, entries - 1) :]:
+        shutil.rmtree(stale, ignore_errors=True)
 
 
 class Bm25IndexError(RuntimeError):
@@ -73,8 +98,17 @@ class _Bm25Index:
         return cls(documents, (full, head), (full_vocabulary, head_vocabulary))
 
     def save(self, folder: Path) -> None:
-        """Save atomically: into a temporary sibling folder, then one rename."""
-        partial = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+        """
+        Save atomically: into a temporary sibling folder, then one rename. The sizes of every file are recorded
+        last, so `load` can tell a complete save from a damaged one. A failure (full disk, read-only cache) only
+        costs the next process a rebuild.
+        """
+        try:
+            folder.parent.mkdir(parents=True, exist_ok=True)
+            partial = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+        except OSError as error:
+            logger.debug("BM25 cache not saved (%s)", error)
+            return
         try:
             for name, model, vocabulary in (
                 ("full", self.model, self.vocabulary),
@@ -83,13 +117,20 @@ class _Bm25Index:
                 model.save(str(partial / name), show_progress=False)
                 (partial / name / "vocabulary.json").write_text(json.dumps(vocabulary), encoding="utf-8")
             (partial / "document_ids.json").write_text(json.dumps([d.id for d in self.documents]), encoding="utf-8")
+            sizes = {str(f.relative_to(partial)): f.stat().st_size for f in sorted(partial.rglob("*")) if f.is_file()}
+            (partial / _SIZES_FILE).write_text(json.dumps(sizes), encoding="utf-8")
             partial.rename(folder)
-        except OSError:
-            shutil.rmtree(partial, ignore_errors=True)  # another process won the race, or the disk is full
+        except OSError as error:  # another process won the race, or the disk is full
+            logger.debug("BM25 cache not saved (%s)", error)
+            shutil.rmtree(partial, ignore_errors=True)
 
     @classmethod
     def load(cls, folder: Path, documents: list[Document]) -> _Bm25Index | None:
+        """The saved index, or None when it is missing, damaged, or of other documents (then it is rebuilt)."""
         try:
+            sizes = json.loads((folder / _SIZES_FILE).read_text(encoding="utf-8"))
+            if any((folder / name).stat().st_size != size for name, size in sizes.items()):
+                raise ValueError("a file's size differs from the one recorded when it was saved")
             ids = json.loads((folder / "document_ids.json").read_text(encoding="utf-8"))
             if ids != [d.id for d in documents]:
                 return None
@@ -97,8 +138,14 @@ class _Bm25Index:
             for name in ("full", "head"):
                 vocabulary = json.loads((folder / name / "vocabulary.json").read_text(encoding="utf-8"))
                 loaded.append((bm25s.BM25.load(str(folder / name), show_progress=False), vocabulary))
-        except (OSError, ValueError):
+        except FileNotFoundError:
             return None
+        except Exception as error:  # damaged: any reader error means "rebuild", never a failed question
+            logger.warning("BM25 cache %s is damaged (%s: %s); rebuilding it", folder, type(error).__name__, error)
+            shutil.rmtree(folder, ignore_errors=True)
+            return None
+        with contextlib.suppress(OSError):
+            os.utime(folder)  # recently used: kept by `_prune`
         return cls(documents, (loaded[0][0], loaded[1][0]), (loaded[0][1], loaded[1][1]))
 
     def head_scores(self, tokens: list[str]) -> np.ndarray:
@@ -179,18 +226,24 @@ class CodeBM25Retriever:
         return _INDEXES.get(self.document_store, self._load_or_build, variant=f"{self.k1}:{self.b}")
 
     def _load_or_build(self, key: str, documents: list[Document]) -> _Bm25Index:
-        """From the index folder when a persistent store saved one for these exact documents, else build."""
-        folder_of_store = getattr(self.document_store, "documents_path", None)
-        if folder_of_store is None:
+        """
+        From the user cache when one was saved for these exact documents, else build (and save it there).
+
+        The cache is keyed by the documents' ids (content hashes) and the BM25 parameters, not by where the
+        index lives: a copied, moved or read-only index hits the same entry, and nothing a query does writes
+        into the index folder. Only persistent stores (with a documents file) are cached on disk.
+        """
+        if getattr(self.document_store, "documents_path", None) is None:
             return _Bm25Index.build(documents, self.k1, self.b)
-        digest = hashlib.sha1(f"{key}:{self.k1}:{self.b}:{INDEX_FORMAT}".encode()).hexdigest()[:16]
-        folder = Path(folder_of_store).parent / f"bm25-{digest}"
+        ids = hashlib.sha256("\n".join(d.id for d in documents).encode()).hexdigest()
+        digest = hashlib.sha256(f"{ids}:{self.k1}:{self.b}:{INDEX_FORMAT}".encode()).hexdigest()[:24]
+        cache = bm25_cache_dir()
+        folder = cache / f"bm25-{digest}"
         index = _Bm25Index.load(folder, documents) if folder.is_dir() else None
         if index is None:
             index = _Bm25Index.build(documents, self.k1, self.b)
-            for stale in Path(folder_of_store).parent.glob("bm25-*"):
-                shutil.rmtree(stale, ignore_errors=True)
             index.save(folder)
+            _prune(cache, keep=folder)
         return index
 
     @component.output_types(documents=list[Document])

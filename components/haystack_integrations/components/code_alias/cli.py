@@ -192,8 +192,9 @@ def _cmd_ask(args: argparse.Namespace) -> int:
 
 def _load_dictionary(index_dir: str) -> Any:
     from .core.model import AliasDictionary
+    from .index_files import resolve_dictionary_file
 
-    return AliasDictionary.load(Path(index_dir) / DICTIONARY_FILE)
+    return AliasDictionary.load(resolve_dictionary_file(Path(index_dir) / DICTIONARY_FILE))
 
 
 def _entries_named(

@@ -12,6 +12,7 @@ from .core.builder import DictionaryBuilder, SourceText, load_mapping_file
 from .core.model import AliasDictionary, DictionaryError
 from .core.walker import DEFAULT_EXCLUDED_DIRS, WalkConfig
 from .dictionary_handle import dictionary_file
+from .index_files import publish_dictionary, resolve_dictionary_file
 
 logger = logging.getLogger(__name__)
 
@@ -26,6 +27,10 @@ class AliasDictionaryBuilder:
     every symbol its aliases: the word split of its name, the content words of its docstring or leading comment,
     nicknames from a YAML file, and names that a rename retired. When a dictionary already exists at
     `dictionary_path`, only changed files are re-read, and the result is saved back atomically.
+
+    In an index folder (no `dictionary_path`) a saved dictionary becomes the folder's current one at once; the
+    indexing pipelines instead pass it (`save=False`) to `DocumentStorePersister`, which makes it current together
+    with the documents of the same build.
 
     ### Usage example
 
@@ -106,7 +111,7 @@ class AliasDictionaryBuilder:
             raise ValueError("AliasDictionaryBuilder needs `root` (a folder) or `documents`")
         started = time.perf_counter()
         path = dictionary_file(self.dictionary_path, self.index_dir)
-        previous = self._previous(path)
+        previous = self._previous(resolve_dictionary_file(path) if self.dictionary_path is None else path)
         builder = self._builder()
         if root is not None:
             folder = Path(root)
@@ -120,7 +125,9 @@ class AliasDictionaryBuilder:
                 if d.meta.get("file_path")
             ]
             dictionary, stats = builder.build_from_texts(sources, previous)
-        if self.save:
+        if self.save and self.dictionary_path is None:
+            publish_dictionary(path.parent, dictionary)
+        elif self.save:
             dictionary.save(path)
         report = {**stats.as_dict(), "seconds": round(time.perf_counter() - started, 4), "version": dictionary.version}
         skipped = [{"path": s.path, "reason": s.reason} for s in dictionary.skipped]

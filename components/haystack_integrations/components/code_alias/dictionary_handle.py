@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 from .core.hints import HintIndex
 from .core.model import AliasDictionary
+from .index_files import resolve_dictionary_file
 from .paths import DICTIONARY_FILE, resolve_index_dir
 
 _HANDLES: dict[str, DictionaryHandle] = {}
@@ -29,7 +30,7 @@ class DictionaryHandle:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._lock = threading.Lock()
-        self._stamp: int | None = None
+        self._stamp: tuple[str, int] | None = None
         self._dictionary: AliasDictionary | None = None
         self._hints: HintIndex | None = None
 
@@ -43,13 +44,15 @@ class DictionaryHandle:
             return handle
 
     def _current(self) -> tuple[AliasDictionary, HintIndex]:
+        # `<index dir>/dictionary.json` names the index's current dictionary, whichever build file that is.
+        path = resolve_dictionary_file(self.path)
         try:
-            stamp = self.path.stat().st_mtime_ns
+            stamp: tuple[str, int] | None = (path.name, path.stat().st_mtime_ns)
         except FileNotFoundError:
             stamp = None
         with self._lock:
             if self._dictionary is None or stamp != self._stamp:
-                dictionary = AliasDictionary.load(self.path)  # raises DictionaryError naming the file
+                dictionary = AliasDictionary.load(path)  # raises DictionaryError naming the file
                 self._dictionary, self._hints, self._stamp = dictionary, HintIndex(dictionary), stamp
             assert self._hints is not None
             return self._dictionary, self._hints

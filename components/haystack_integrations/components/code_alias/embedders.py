@@ -9,11 +9,14 @@ chunk once.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import sqlite3
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from haystack import Document, component, default_from_dict, default_to_dict
@@ -21,8 +24,14 @@ from haystack_integrations.components.embedders.sentence_transformers import (
     SentenceTransformersDocumentEmbedder,
     SentenceTransformersTextEmbedder,
 )
+from tqdm import tqdm
 
 from .paths import EMBEDDING_CACHE_DIR, EMBEDDING_CACHE_ENV, resolve_index_dir
+
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
+# Batches embedded between two writes of the vector cache (the most work a killed run loses).
+CHECKPOINT_BATCHES = 4
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 _PACKAGED_MODELS = {"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"}
@@ -45,32 +54,104 @@ def resolve_model(model: str) -> tuple[str, bool]:
     return model, Path(model).is_dir()
 
 
+def _is_damage(error: sqlite3.DatabaseError) -> bool:
+    text = str(error).lower()
+    return any(sign in text for sign in ("malformed", "not a database", "corrupt"))
+
+
 class EmbeddingCache:
-    """Content-hash -> vector, in SQLite (one file, safe across processes and threads)."""
+    """
+    Content-hash -> vector, in SQLite (one file, safe across processes and threads).
+
+    A damaged file (truncated, "database disk image is malformed") is not fatal: the vectors that still read are
+    copied into a fresh file, the damaged one is moved aside (`vectors.sqlite.damaged-<time>`), and the cache
+    carries on; at worst some chunks are embedded again.
+    """
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(path, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, vector BLOB NOT NULL)")
+        try:
+            self._db = self._open(path)
+        except sqlite3.DatabaseError as error:
+            if not _is_damage(error):
+                raise sqlite3.OperationalError(f"{path}: {error}") from error
+            self._db = self._recover(error)
+
+    @staticmethod
+    def _open(path: Path) -> sqlite3.Connection:
+        db = sqlite3.connect(path, check_same_thread=False)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, vector BLOB NOT NULL)")
+        except sqlite3.DatabaseError:
+            db.close()
+            raise
+        return db
+
+    def _recover(self, error: sqlite3.DatabaseError) -> sqlite3.Connection:
+        """Salvage what reads, move the damaged file aside, and start a fresh one holding the salvage."""
+        salvaged: list[tuple[str, bytes]] = []
+        try:
+            damaged = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
+            try:
+                for row in damaged.execute("SELECT key, vector FROM vectors"):
+                    salvaged.append(row)
+            finally:
+                damaged.close()
+        except sqlite3.Error:
+            pass  # keep what was read before the damage
+        aside = self.path.with_name(f"{self.path.name}.damaged-{time.strftime('%Y%m%dT%H%M%S')}")
+        os.replace(self.path, aside)
+        for suffix in ("-wal", "-shm"):
+            Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+        db = self._open(self.path)
+        with db:
+            db.executemany("INSERT OR REPLACE INTO vectors (key, vector) VALUES (?, ?)", salvaged)
+        logger.warning(
+            "%s was damaged (%s): kept %d vectors that still read, moved the file aside to %s",
+            self.path,
+            error,
+            len(salvaged),
+            aside.name,
+        )
+        return db
+
+    def _run(self, action: Callable[[sqlite3.Connection], T]) -> T:
+        with self._lock:
+            try:
+                return action(self._db)
+            except sqlite3.DatabaseError as error:
+                if not _is_damage(error):  # locked, read-only, full disk: say which file
+                    raise sqlite3.OperationalError(f"{self.path}: {error}") from error
+                self._db.close()
+                self._db = self._recover(error)
+                return action(self._db)
 
     def get_many(self, keys: list[str]) -> dict[str, list[float]]:
-        found: dict[str, list[float]] = {}
-        with self._lock:
+        def read(db: sqlite3.Connection) -> dict[str, list[float]]:
+            found: dict[str, list[float]] = {}
             for start in range(0, len(keys), 500):
                 batch = keys[start : start + 500]
                 marks = ",".join("?" * len(batch))
-                for key, blob in self._db.execute(f"SELECT key, vector FROM vectors WHERE key IN ({marks})", batch):
+                for key, blob in db.execute(f"SELECT key, vector FROM vectors WHERE key IN ({marks})", batch):
                     found[key] = np.frombuffer(blob, dtype=np.float32).tolist()
-        return found
+            return found
+
+        return self._run(read)
 
     def put_many(self, items: dict[str, list[float]]) -> None:
-        with self._lock, self._db:
-            self._db.executemany(
-                "INSERT OR REPLACE INTO vectors (key, vector) VALUES (?, ?)",
-                [(k, np.asarray(v, dtype=np.float32).tobytes()) for k, v in items.items()],
-            )
+        rows = [(k, np.asarray(v, dtype=np.float32).tobytes()) for k, v in items.items()]
+
+        def write(db: sqlite3.Connection) -> None:
+            with db:
+                db.executemany("INSERT OR REPLACE INTO vectors (key, vector) VALUES (?, ?)", rows)
+
+        self._run(write)
+
+    def __len__(self) -> int:
+        return int(self._run(lambda db: db.execute("SELECT count(*) FROM vectors").fetchone()[0]))
 
 
 @component
@@ -132,7 +213,7 @@ class CodeDocumentEmbedder:
             batch_size=self.batch_size,
             meta_fields_to_embed=self.meta_fields_to_embed,
             local_files_only=local,
-            progress_bar=self.progress_bar,
+            progress_bar=False,  # `run` shows one bar over all its batches
             tokenizer_kwargs={"model_max_length": self.max_seq_length},
         )
         embedder.warm_up()
@@ -163,19 +244,31 @@ class CodeDocumentEmbedder:
         assert self._embedder is not None
         keys = [self.cache_key(d) for d in documents]
         cached = self._cache.get_many(keys) if self._cache is not None else {}
-        missing = [d for d, k in zip(documents, keys, strict=True) if k not in cached]
-        if missing:
-            embedded = self._embedder.run(documents=[Document(content=d.content, meta=d.meta) for d in missing])
-            pairs = zip(missing, embedded["documents"], strict=True)
-            fresh = {self.cache_key(d): e.embedding for d, e in pairs if e.embedding}
-            if self._cache is not None:
-                self._cache.put_many(fresh)
-            cached.update(fresh)
+        todo: dict[str, Document] = {}
+        for document, key in zip(documents, keys, strict=True):
+            if key not in cached:
+                todo.setdefault(key, document)
+        missing = len([k for k in keys if k not in cached])
+        # Longest first, so each forward pass pads little; the cache is written after every few batches, so a
+        # killed run resumes from there instead of starting over.
+        order = sorted(todo, key=lambda k: len(self.text_to_embed(todo[k])), reverse=True)
+        step = self.batch_size * CHECKPOINT_BATCHES
+        with tqdm(total=len(order), desc="Embedding chunks", unit="chunk", disable=not self.progress_bar) as progress:
+            for start in range(0, len(order), step):
+                part = order[start : start + step]
+                embedded = self._embedder.run(
+                    documents=[Document(content=todo[k].content, meta=todo[k].meta) for k in part]
+                )
+                fresh = {k: e.embedding for k, e in zip(part, embedded["documents"], strict=True) if e.embedding}
+                if self._cache is not None:
+                    self._cache.put_many(fresh)
+                cached.update(fresh)
+                progress.update(len(part))
         out = [
             Document.from_dict({**d.to_dict(flatten=False), "embedding": cached[k]})
             for d, k in zip(documents, keys, strict=True)
         ]
-        return {"documents": out, "meta": {"cache_hits": len(documents) - len(missing), "embedded": len(missing)}}
+        return {"documents": out, "meta": {"cache_hits": len(documents) - missing, "embedded": len(order)}}
 
     @component.output_types(documents=list[Document], meta=dict[str, Any])
     async def run_async(self, documents: list[Document]) -> dict[str, Any]:

@@ -6,10 +6,11 @@ and runs the pipelines under `pipelines/`; there is no second implementation of 
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,9 +18,12 @@ from typing import Any, Literal
 
 from haystack import Document, Pipeline
 from haystack.components.joiners import DocumentJoiner
+from haystack.core.errors import DeserializationError
 
-from .paths import DICTIONARY_FILE, INDEX_DIR_ENV, resolve_index_dir
+from . import index_files
+from .paths import INDEX_DIR_ENV, resolve_index_dir
 from .results import TestFiles, rank_files
+from .store import CodeIndexDocumentStore, writer_stores
 
 Backend = Literal["embedded", "elasticsearch"]
 PIPELINE_FILES: dict[tuple[Backend, str], str] = {
@@ -35,10 +39,15 @@ PIPELINE_FILES: dict[tuple[Backend, str], str] = {
     ("elasticsearch", "query_lexical"): "elasticsearch_query_lexical.yml",
 }
 _ENV_LOCK = threading.RLock()
+logger = logging.getLogger(__name__)
 
 
 class IndexMissingError(FileNotFoundError):
     """`ask` before `index`."""
+
+
+class EmptyIndexError(IndexMissingError):
+    """An index that holds no chunks (nothing indexed yet, or an empty repository)."""
 
 
 def pipelines_dir() -> Path:
@@ -55,6 +64,23 @@ def pipeline_file(backend: Backend, kind: str, directory: Path | None = None) ->
     except KeyError:
         raise ValueError(f"no {kind!r} pipeline for backend {backend!r}") from None
     return (directory or pipelines_dir()) / name
+
+
+def _say_waiting(folder: Path) -> Callable[[str], None]:
+    def say(holder: str) -> None:
+        logger.warning("code-alias: waiting for the index lock of %s, held by %s", folder, holder)
+
+    return say
+
+
+def _index_cause(error: BaseException) -> BaseException | None:
+    """The index problem (damaged file, missing index) behind a pipeline's deserialisation error, if any."""
+    cause = error.__cause__ or error.__context__
+    while cause is not None:
+        if isinstance(cause, index_files.IndexDamagedError | FileNotFoundError | OSError):
+            return cause
+        cause = cause.__cause__ or cause.__context__
+    return None
 
 
 @contextmanager
@@ -182,21 +208,37 @@ class CodeSearch:
             return Pipeline.load(handle)
 
     # ---- indexing ------------------------------------------------------------------------------------------
-    def index(self, root: str | os.PathLike[str]) -> dict[str, Any]:
+    def index(self, root: str | os.PathLike[str], *, lock_timeout: float | None = None) -> dict[str, Any]:
         """
         Build or incrementally refresh the index of `root` (dictionary and documents).
 
-        :returns: Statistics: dictionary build, files skipped, chunks written/deleted, seconds.
+        Holds the index folder's lock (a second writer waits, and is told who holds it), first repairs what a
+        killed or failed run left (`index_files.prepare_for_indexing`), and makes the new dictionary and
+        documents current together.
+
+        :param lock_timeout: Seconds to wait for another writer of the same folder; None waits.
+        :returns: Statistics: dictionary build, files skipped, chunks written/deleted, repairs, seconds.
+        :raises index_files.IndexLockedError: The lock is still held after `lock_timeout`.
         """
         folder = Path(root)
         if not folder.is_dir():
             raise FileNotFoundError(f"{root}: not a folder")
         started = time.perf_counter()
-        pipeline = self.load_pipeline("indexing_lexical" if self.lexical else "indexing")
-        with index_dir_environment(self.index_dir):
-            output = pipeline.run(
-                {"root": str(folder)}, include_outputs_from={"dictionary_builder", "reader", "planner"}
-            )
+        # One writer per index folder; the pipeline (whose stores load the index) is built only once it is ours.
+        with index_files.index_lock(self.index_dir, timeout=lock_timeout, on_wait=_say_waiting(self.index_dir)):
+            repaired = index_files.prepare_for_indexing(self.index_dir)
+            with writer_stores(index_files.new_build_id()):  # unseen by queries until saved
+                pipeline = self.load_pipeline("indexing_lexical" if self.lexical else "indexing")
+            try:
+                with index_dir_environment(self.index_dir):
+                    output = pipeline.run(
+                        {"root": str(folder)}, include_outputs_from={"dictionary_builder", "reader", "planner"}
+                    )
+            finally:
+                for _, instance in pipeline.walk():
+                    store = getattr(instance, "document_store", None)
+                    if isinstance(store, CodeIndexDocumentStore):
+                        store.discard()
         self._query = None  # the next ask reloads the changed index
         builder = output.get("dictionary_builder", {})
         reader = output.get("reader", {})
@@ -212,6 +254,7 @@ class CodeSearch:
             "skipped": reader.get("skipped", [])
             + [s for s in builder.get("skipped", []) if s not in reader.get("skipped", [])],
             "sync": persisted.get("stats", {}),
+            "repaired": repaired,
             "seconds": round(time.perf_counter() - started, 3),
         }
 
@@ -220,17 +263,42 @@ class CodeSearch:
     def query_pipeline(self) -> Pipeline:
         with self._lock:
             if self._query is None:
-                if self.backend == "embedded" and not (self.index_dir / DICTIONARY_FILE).is_file():
-                    raise IndexMissingError(
-                        f"no index at {self.index_dir}; build it with "
-                        f"`code-alias index PATH --index-dir {self.index_dir}`"
-                    )
+                self.check_index()
                 kind = "query_llm" if self.llm else "query_lexical" if self.lexical else "query"
-                pipeline = self.load_pipeline(kind)
+                try:
+                    pipeline = self.load_pipeline(kind)
+                except DeserializationError as error:  # say what was wrong with the index, not the component
+                    raise _index_cause(error) or error from error
                 with index_dir_environment(self.index_dir):
                     pipeline.warm_up()
                 self._query = pipeline
             return self._query
+
+    def check_index(self) -> None:
+        """
+        Check the index folder before answering from it (cheap: its manifest and its files' sizes).
+
+        :raises IndexMissingError: No index in the folder.
+        :raises EmptyIndexError: An index of no chunks ("nothing indexed under DIR").
+        :raises index_files.IndexDamagedError: A damaged or truncated file (named, with the fix).
+        """
+        folder = self.index_dir
+        if self.backend != "embedded":
+            if not index_files.index_exists(folder):
+                raise IndexMissingError(f"no index at {folder}; {index_files.rebuild_hint(folder)}")
+            return
+        manifest = index_files.current_manifest(folder)
+        if manifest is None or manifest.dictionary is None:
+            raise IndexMissingError(f"no index at {folder}; build it with `code-alias index PATH --index-dir {folder}`")
+        documents = manifest.documents
+        if documents is None or documents.count == 0:
+            raise EmptyIndexError(
+                f"nothing indexed under {folder}: no source files were found, or indexing did not finish; "
+                f"run `code-alias index PATH --index-dir {folder}`"
+            )
+        if not manifest.legacy:
+            for artifact in (manifest.dictionary, documents):
+                index_files.check_artifact(folder, artifact)
 
     def warm_up(self) -> None:
         """Load the index, the dictionary and the models now instead of on the first question."""
@@ -297,17 +365,20 @@ class CodeSearch:
         if "ranker" in pipeline.graph.nodes:
             data.setdefault("ranker", {})["top_k"] = top_k
         started = time.perf_counter()
-        output = pipeline.run(
-            data,
-            include_outputs_from={
-                "rewriter",
-                "bm25_retriever",
-                "embedding_retriever",
-                "definitions",
-                "joiner",
-                "faithfulness",
-            },
-        )
+        with index_files.pinned_manifest(self.index_dir):  # one build for the dictionary and the documents
+            if self.backend == "embedded":
+                self.check_index()
+            output = pipeline.run(
+                data,
+                include_outputs_from={
+                    "rewriter",
+                    "bm25_retriever",
+                    "embedding_retriever",
+                    "definitions",
+                    "joiner",
+                    "faithfulness",
+                },
+            )
         seconds = time.perf_counter() - started
         rewriter = output.get("rewriter", {})
         faithful = output.get("faithfulness", {})

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import contextvars
 import io
 import json
 import logging
 import os
 import threading
+import zipfile
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -17,15 +21,32 @@ from haystack.document_stores.in_memory import InMemoryDocumentStore
 from haystack.document_stores.in_memory import document_store as _memory
 from haystack.document_stores.types import DuplicatePolicy
 
-from .core.model import atomic_write_bytes
-from .paths import DOCUMENTS_FILE, resolve_index_dir
+from .core.model import AliasDictionary
+from .index_files import (
+    IndexDamagedError,
+    IndexManifest,
+    artifact_path,
+    check_artifact,
+    commit,
+    current_manifest,
+    new_build_id,
+    rebuild_hint,
+    stage,
+    stage_dictionary,
+)
+from .paths import resolve_index_dir
 
 logger = logging.getLogger(__name__)
 
 # Which file (and modification) each shared in-memory index was loaded from, so the several components of
 # one pipeline that each deserialise "the" store load it once.
 _LOADED: dict[str, tuple[str, int]] = {}
+# The change counter of each shared index when it last matched its saved file: equal now = nothing to save.
+_SAVED_GENERATION: dict[str, int] = {}
 _LOAD_LOCK = threading.Lock()
+# Set while an indexing pipeline is built: its stores get a namespace of their own, so what a run writes stays
+# invisible to the query pipelines of the same process until it is saved (and lost with the run if it fails).
+_WRITER_NAMESPACE: contextvars.ContextVar[str | None] = contextvars.ContextVar("code_alias_writer", default=None)
 # A counter per shared index, bumped by every change, so that what is derived from the documents (BM25 index,
 # vector matrix, definition map) is checked in O(1) per query instead of by hashing every document id.
 _GENERATIONS: dict[str, int] = {}
@@ -39,8 +60,9 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
     """
     An `InMemoryDocumentStore` that loads from and saves to an index folder.
 
-    Documents and their embeddings live in one `.npz` file written atomically, so a reader never sees half an
-    index. Instances with the same folder share their documents within a process.
+    Documents and their embeddings live in one `.npz` file per build, which the folder's manifest names together
+    with that build's dictionary (`index_files`), so a reader never sees half an index or a mix of two builds.
+    Instances with the same folder share their documents within a process.
 
     ### Usage example
 
@@ -64,8 +86,9 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
     ) -> None:
         self.index_dir = index_dir
         self._folder = resolve_index_dir(index_dir)
+        namespace = _WRITER_NAMESPACE.get()
         super().__init__(
-            index=f"code-alias:{self._folder.resolve()}",
+            index=f"code-alias:{self._folder.resolve()}" + (f":writer:{namespace}" if namespace else ""),
             embedding_similarity_function=embedding_similarity_function,  # type: ignore[arg-type]
             return_embedding=return_embedding,
         )
@@ -73,7 +96,13 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
 
     @property
     def documents_path(self) -> Path:
-        return self._folder / DOCUMENTS_FILE
+        """The current build's documents file (through the index manifest)."""
+        return artifact_path(self._folder, "documents")
+
+    @property
+    def folder(self) -> Path:
+        """The index folder."""
+        return self._folder
 
     def to_dict(self) -> dict[str, Any]:
         return default_to_dict(
@@ -88,15 +117,27 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
         return default_from_dict(cls, data)
 
     def _load_if_changed(self) -> None:
-        path = self.documents_path
-        if not path.is_file():
-            return
-        stamp = (str(path.resolve()), path.stat().st_mtime_ns)
+        manifest = current_manifest(self._folder)
+        artifact = manifest.documents if manifest is not None else None
+        if manifest is None:
+            return  # nothing saved yet: keep what this process holds (a first build in progress)
+        if artifact is None:
+            stamp: tuple[str, int] = (f"<no documents: build {manifest.build}>", 0)
+            path = None
+        else:
+            path = self._folder / artifact.file
+            if not manifest.legacy:
+                check_artifact(self._folder, artifact)
+            try:
+                stamp = (str(path.resolve()), path.stat().st_mtime_ns)
+            except FileNotFoundError as error:
+                raise IndexDamagedError(f"{path}: missing; {rebuild_hint(self._folder)}") from error
         with _LOAD_LOCK:
             if _LOADED.get(self.index) == stamp:
                 return
-            self._swap_in(read_documents(path))
+            self._swap_in(read_documents(path) if path is not None else [])
             _LOADED[self.index] = stamp
+            _SAVED_GENERATION[self.index] = self.generation
 
     def _swap_in(self, documents: list[Document]) -> None:
         """
@@ -175,19 +216,90 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
             _memory._AVERAGE_DOC_LEN_STORAGES[self.index] = 0.0
             _memory._FREQ_VOCAB_FOR_IDF_STORAGES[self.index] = Counter()
             _LOADED.pop(self.index, None)
+            _SAVED_GENERATION.pop(self.index, None)
             self._changed()
 
-    def persist(self) -> Path:
-        """Save every document (and embedding) atomically to the index folder."""
-        path = self.documents_path
-        write_documents_file(path, list(self.storage.values()))
+    def discard(self) -> None:
+        """Forget this store's documents entirely (a writer's private copy, once its run is over)."""
         with _LOAD_LOCK:
-            _LOADED[self.index] = (str(path.resolve()), path.stat().st_mtime_ns)
+            for storage in (
+                _memory._STORAGES,
+                _memory._BM25_STATS_STORAGES,
+                _memory._AVERAGE_DOC_LEN_STORAGES,
+                _memory._FREQ_VOCAB_FOR_IDF_STORAGES,
+            ):
+                storage.pop(self.index, None)
+            _LOADED.pop(self.index, None)
+            _SAVED_GENERATION.pop(self.index, None)
+            _GENERATIONS.pop(self.index, None)
+
+    def persist(self, dictionary: AliasDictionary | None = None) -> Path:
+        """
+        Save the documents (and embeddings), and `dictionary` when given, as the folder's new build: each file is
+        written under a new name and one manifest replace makes them current together. What did not change since
+        the last load or save is not written again.
+
+        :param dictionary: The alias dictionary of the same build (the indexing pipeline passes it).
+        :returns: The documents file of the current build.
+        :raises OSError: A write failed; the message names the file (e.g. a full disk).
+        """
+        self._folder.mkdir(parents=True, exist_ok=True)
+        manifest = current_manifest(self._folder)
+        build = new_build_id()
+        changes: dict[str, Any] = {}
+        if dictionary is not None:
+            staged = stage_dictionary(self._folder, dictionary, build, manifest)
+            if staged is not None:
+                changes["dictionary"] = staged
+        with _LOAD_LOCK:
+            generation = self.generation
+            unchanged = (
+                manifest is not None
+                and manifest.documents is not None
+                and not manifest.legacy
+                and _SAVED_GENERATION.get(self.index) == generation
+            )
+            documents = None if unchanged else list(self.storage.values())
+        if documents is not None:
+            data = documents_file_bytes(documents)
+            changes["documents"] = stage(self._folder, "documents", data, build, count=len(documents))
+        if changes:
+            manifest = commit(self._folder, **changes, build=build)
+        path = self._after_save(manifest, generation)
         return path
+
+    def _after_save(self, manifest: IndexManifest | None, generation: int) -> Path:
+        path = artifact_path(self._folder, "documents", manifest)
+        if path.is_file():
+            with _LOAD_LOCK:
+                _LOADED[self.index] = (str(path.resolve()), path.stat().st_mtime_ns)
+                _SAVED_GENERATION[self.index] = generation
+        return path
+
+
+@contextmanager
+def writer_stores(namespace: str) -> Iterator[None]:
+    """
+    Stores created in the block (an indexing pipeline's) share a private copy of their index, loaded from disk:
+    a query pipeline of the same process goes on seeing the saved build until the run's `persist` replaces it.
+    Call `discard()` on them afterwards.
+    """
+    token = _WRITER_NAMESPACE.set(namespace)
+    try:
+        yield
+    finally:
+        _WRITER_NAMESPACE.reset(token)
 
 
 def write_documents_file(path: Path, documents: list[Document]) -> None:
     """Documents as JSON lines plus one float32 matrix of embeddings, in one `.npz`, written atomically."""
+    from .index_files import write_or_explain
+
+    write_or_explain(path, documents_file_bytes(documents))
+
+
+def documents_file_bytes(documents: list[Document]) -> bytes:
+    """The `.npz` bytes of `write_documents_file`."""
     records = []
     dimension = next((len(d.embedding) for d in documents if d.embedding is not None), 0)
     matrix = np.zeros((len(documents), dimension), dtype=np.float32)
@@ -212,31 +324,37 @@ def write_documents_file(path: Path, documents: list[Document]) -> None:
         embeddings=matrix,
         has_embedding=has_embedding,
     )
-    atomic_write_bytes(path, buffer.getvalue())
+    return buffer.getvalue()
 
 
 def read_documents(path: Path) -> list[Document]:
-    """Read what `write_documents_file` wrote; errors name the file."""
+    """Read what `write_documents_file` wrote; a damaged file raises `IndexDamagedError` naming it and the fix."""
     try:
         with np.load(path, allow_pickle=False) as data:
             payload = data["documents"].tobytes().decode("utf-8")
             matrix = data["embeddings"]
             has_embedding = data["has_embedding"]
-    except (OSError, ValueError, KeyError) as error:
-        raise IndexNotFoundError(
-            f"{path}: unreadable index file ({error}); rebuild it with `code-alias index`"
+        documents = []
+        lines = payload.splitlines() if payload else []
+        if len(has_embedding) != len(lines) or (matrix.size and len(matrix) != len(lines)):
+            raise ValueError(f"{len(lines)} documents but {len(has_embedding)} embedding rows")
+        for row, line in enumerate(lines):
+            record = json.loads(line)
+            embedding = matrix[row].tolist() if has_embedding[row] else None
+            if record.keys() <= {"id", "content", "meta"}:
+                documents.append(
+                    Document(id=record["id"], content=record["content"], meta=record["meta"], embedding=embedding)
+                )
+            else:
+                record["embedding"] = embedding
+                documents.append(Document.from_dict(record))
+    except FileNotFoundError as error:
+        raise IndexNotFoundError(f"{path}: no documents file; {rebuild_hint(path.parent)}") from error
+    except (OSError, ValueError, KeyError, IndexError, TypeError, EOFError, zipfile.BadZipFile) as error:
+        message = " ".join(str(error).split())[:200]
+        raise IndexDamagedError(
+            f"{path}: damaged documents file ({type(error).__name__}: {message}); {rebuild_hint(path.parent)}"
         ) from error
-    documents = []
-    for row, line in enumerate(payload.splitlines() if payload else []):
-        record = json.loads(line)
-        embedding = matrix[row].tolist() if has_embedding[row] else None
-        if record.keys() <= {"id", "content", "meta"}:
-            documents.append(
-                Document(id=record["id"], content=record["content"], meta=record["meta"], embedding=embedding)
-            )
-        else:
-            record["embedding"] = embedding
-            documents.append(Document.from_dict(record))
     return documents
 
 
@@ -255,17 +373,19 @@ class DocumentStorePersister:
         self.document_store = document_store
 
     @component.output_types(stats=dict[str, Any], path=str)
-    def run(self, stats: dict[str, Any]) -> dict[str, Any]:
+    def run(self, stats: dict[str, Any], dictionary: AliasDictionary | None = None) -> dict[str, Any]:
         """
         :param stats: The writer's statistics, passed through.
-        :returns: `stats` and the `path` of the saved index.
+        :param dictionary: The alias dictionary built in the same run: saved with the documents, and made current
+            together with them.
+        :returns: `stats` and the `path` of the saved documents.
         """
-        path = self.document_store.persist()
+        path = self.document_store.persist(dictionary=dictionary)
         return {"stats": {**stats, "documents": self.document_store.count_documents()}, "path": os.fspath(path)}
 
     @component.output_types(stats=dict[str, Any], path=str)
-    async def run_async(self, stats: dict[str, Any]) -> dict[str, Any]:
-        return self.run(stats=stats)
+    async def run_async(self, stats: dict[str, Any], dictionary: AliasDictionary | None = None) -> dict[str, Any]:
+        return self.run(stats=stats, dictionary=dictionary)
 
     def to_dict(self) -> dict[str, Any]:
         return default_to_dict(self, document_store=self.document_store.to_dict())

@@ -15,7 +15,8 @@ of whole documents (`elasticsearch/files.py`).
 Why a rerun always completes an interrupted sync (the invariant both components keep):
 
 * A file counts as in sync only when *every* stored chunk of it carries the file's current `file_sha256`,
-  they all declare the same `file_chunk_count`, and exactly that many are stored. Anything else (no
+  they all declare the same `file_chunk_count`, and exactly that many are stored (or, for a blank file, which
+  yields no chunk, when none is stored). Anything else (no
   chunks, some chunks, old and new chunks side by side, duplicates) makes the planner pass it on again.
 * The writer first writes all new chunks of a file (DuplicatePolicy.OVERWRITE, so rewriting is
   idempotent), and only then deletes that file's chunks whose ids are not among the ones just written.
@@ -80,6 +81,11 @@ def _file_path(document: Document, what: str) -> str:
     if not isinstance(path, str) or not path:
         raise ValueError(f"{what} Document {document.id} has no meta['file_path']")
     return path
+
+
+def _yields_no_chunks(document: Document) -> bool:
+    """A file the splitter turns into no chunk at all: no text, or only whitespace."""
+    return document.content is None or not document.content.strip()
 
 
 def _states_from_documents(documents: Iterable[Document]) -> dict[str, FileState]:
@@ -202,7 +208,8 @@ class IndexSyncPlanner:
             if not isinstance(sha256, str) or not sha256:
                 raise ValueError(f"file Document for {path} has no meta['file_sha256'] (use CodeFileReader)")
             state = states.get(path)
-            if state is not None and state.in_sync_with(sha256):
+            if (state is not None and state.in_sync_with(sha256)) or (state is None and _yields_no_chunks(document)):
+                # A blank file (an empty `__init__.py`) has no chunks to store: with none stored it is in sync.
                 unchanged.append(path)
             else:
                 changed.append(document)

@@ -7,6 +7,9 @@ from typing import Any
 from haystack import component, default_from_dict, default_to_dict
 from haystack_integrations.document_stores.elasticsearch import ElasticsearchDocumentStore
 
+from ..core.model import AliasDictionary
+from ..index_files import publish_dictionary
+from ..paths import resolve_index_dir
 from .errors import redact_hosts
 from .retriever import _errors_for
 
@@ -43,25 +46,31 @@ class ElasticsearchIndexFinalizer:
         return f"{redact_hosts(getattr(self.document_store, '_hosts', None))}/{self.document_store._index}"
 
     @component.output_types(stats=dict[str, Any], path=str)
-    def run(self, stats: dict[str, Any]) -> dict[str, Any]:
+    def run(self, stats: dict[str, Any], dictionary: AliasDictionary | None = None) -> dict[str, Any]:
         """
         :param stats: The writer's statistics, passed through.
+        :param dictionary: The alias dictionary of the same run: saved to the index folder
+            (`$CODE_ALIAS_INDEX_DIR`) only now that the chunks are searchable, so it never runs ahead of them.
         :returns: `stats` plus `documents` (chunks in the index), and `path` (the index's URL).
         """
         store = self.document_store
         with _errors_for(store):
             store.client.indices.refresh(index=store._index)
             count = store.count_documents()
+        if dictionary is not None:
+            publish_dictionary(resolve_index_dir(), dictionary)
         return {"stats": {**stats, "documents": count}, "path": self._location()}
 
     @component.output_types(stats=dict[str, Any], path=str)
-    async def run_async(self, stats: dict[str, Any]) -> dict[str, Any]:
+    async def run_async(self, stats: dict[str, Any], dictionary: AliasDictionary | None = None) -> dict[str, Any]:
         """Asynchronous `run`."""
         store = self.document_store
         with _errors_for(store):
             await store._ensure_initialized_async()
             await store.async_client.indices.refresh(index=store._index)
             count = await store.count_documents_async()
+        if dictionary is not None:
+            publish_dictionary(resolve_index_dir(), dictionary)
         return {"stats": {**stats, "documents": count}, "path": self._location()}
 
     def to_dict(self) -> dict[str, Any]:
