@@ -253,12 +253,12 @@ def _message_strings(tree: ast.AST) -> list[str]:
 
 
 def _hint_commands_in_source() -> dict[str, list[str]]:
-    """Every backticked `code-alias ...` command in the messages (not the docstrings) of the package."""
+    """Every backticked `code-alias ...` command in the messages (not the docstrings) of the package and wrappers."""
     found: dict[str, list[str]] = {}
-    for path in sorted(PACKAGE.rglob("*.py")):
+    for path in sorted(PACKAGE.rglob("*.py")) + sorted((ROOT / "hayhooks").rglob("*.py")):
         for text in _message_strings(ast.parse(path.read_text(encoding="utf-8"))):
             for command in HINT_COMMAND.findall(text):
-                found.setdefault(command, []).append(str(path.relative_to(PACKAGE)))
+                found.setdefault(command, []).append(str(path.relative_to(ROOT)))
     return found
 
 
