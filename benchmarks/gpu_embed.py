@@ -49,6 +49,7 @@ def _export(args: argparse.Namespace) -> int:
         EmbeddingCache,
         resolve_model,
     )
+    from haystack_integrations.components.code_alias.index_files import artifact_path
     from haystack_integrations.components.code_alias.store import read_documents
 
     embedder = CodeDocumentEmbedder(cache_dir="")
@@ -60,10 +61,10 @@ def _export(args: argparse.Namespace) -> int:
     model.max_seq_length = embedder.max_seq_length
 
     texts: dict[str, str] = {}
-    folders = sorted(p for p in Path(args.indexes).iterdir() if (p / "documents.npz").is_file())
+    folders = sorted(p for p in Path(args.indexes).iterdir() if artifact_path(p, "documents").is_file())
     total = 0
     for folder in tqdm(folders, desc="reading indexes", unit="index"):
-        documents: list[Document] = read_documents(folder / "documents.npz")
+        documents: list[Document] = read_documents(artifact_path(folder, "documents"))
         total += len(documents)
         keys = [embedder.cache_key(d) for d in documents]
         fresh = [(k, d) for k, d in zip(keys, documents, strict=True) if k not in texts]
@@ -189,15 +190,16 @@ def _verify(args: argparse.Namespace) -> int:
     from haystack import Document
 
     from haystack_integrations.components.code_alias.embedders import CodeDocumentEmbedder, EmbeddingCache
+    from haystack_integrations.components.code_alias.index_files import artifact_path
     from haystack_integrations.components.code_alias.store import read_documents
 
     cache = EmbeddingCache(Path(args.cache))
     embedder = CodeDocumentEmbedder(cache_dir="", progress_bar=False)
     rng = np.random.default_rng(0)
-    folders = sorted(p for p in Path(args.indexes).iterdir() if (p / "documents.npz").is_file())
+    folders = sorted(p for p in Path(args.indexes).iterdir() if artifact_path(p, "documents").is_file())
     sample: list[Document] = []
     for folder in rng.choice(folders, size=min(args.indexes_sampled, len(folders)), replace=False):
-        documents = read_documents(Path(folder) / "documents.npz")
+        documents = read_documents(artifact_path(Path(folder), "documents"))
         sample.extend(documents[i] for i in rng.choice(len(documents), size=args.sample, replace=False))
     cached = cache.get_many([embedder.cache_key(d) for d in sample])
     fresh = embedder.run(sample)["documents"]

@@ -287,8 +287,7 @@ def write_or_explain(path: Path, data: bytes) -> None:
     try:
         atomic_write_bytes(path, data)
     except OSError as error:
-        reason = error.strerror or str(error)
-        raise OSError(error.errno, f"cannot write {path}: [Errno {error.errno}] {reason}") from error
+        raise OSError(error.errno, f"cannot write {path}: {error.strerror or error}") from error
 
 
 _UNSET: Any = object()
@@ -379,9 +378,7 @@ def index_lock(
                 "wait for it to finish"
             ) from error
     except OSError as error:
-        raise OSError(
-            error.errno, f"cannot lock {folder / LOCK_FILE}: [Errno {error.errno}] {error.strerror}"
-        ) from error
+        raise OSError(error.errno, f"cannot lock {folder / LOCK_FILE}: {error.strerror or error}") from error
     try:
         note = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
         with contextlib.suppress(OSError):  # the lock is what counts; the note about its holder is a courtesy
