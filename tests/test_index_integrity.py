@@ -27,7 +27,11 @@ from haystack import Document
 from haystack_integrations.components.code_alias import bm25 as bm25_module
 from haystack_integrations.components.code_alias import index_files
 from haystack_integrations.components.code_alias.core.model import AliasDictionary
-from haystack_integrations.components.code_alias.embedders import CodeDocumentEmbedder, EmbeddingCache
+from haystack_integrations.components.code_alias.embedders import (
+    CHECKPOINT_BATCHES,
+    CodeDocumentEmbedder,
+    EmbeddingCache,
+)
 from haystack_integrations.components.code_alias.index_files import IndexDamagedError, IndexLockedError
 from haystack_integrations.components.code_alias.search import CodeSearch, EmptyIndexError
 
@@ -449,7 +453,7 @@ def test_embedding_is_checkpointed_per_batch_so_a_killed_run_resumes(tmp_path: P
     embedder._cache = EmbeddingCache(tmp_path / "vectors.sqlite")
     with pytest.raises(RuntimeError, match="killed"):
         embedder.run(chunks)
-    step = 4 * 4  # batch_size x CHECKPOINT_BATCHES
+    step = 4 * CHECKPOINT_BATCHES  # batch_size x batches per checkpoint
     assert len(embedder._cache) == 2 * step
     resumed = _FakeEmbedder(fail_after=None)
     embedder._embedder = resumed  # type: ignore[assignment]

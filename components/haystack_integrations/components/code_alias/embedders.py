@@ -30,8 +30,8 @@ from .paths import EMBEDDING_CACHE_DIR, EMBEDDING_CACHE_ENV, resolve_index_dir
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
-# Batches embedded between two writes of the vector cache (the most work a killed run loses).
-CHECKPOINT_BATCHES = 4
+# Batches embedded between two writes of the vector cache (the most work a killed run loses): every batch.
+CHECKPOINT_BATCHES = 1
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 _PACKAGED_MODELS = {"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"}
