@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from haystack import component, default_from_dict, default_to_dict
+from haystack import Document, component, default_from_dict, default_to_dict
 from haystack.components.builders import ChatPromptBuilder
 from haystack.core.serialization import component_to_dict
 from haystack.dataclasses import ChatMessage
@@ -178,6 +178,7 @@ class _Plan:
     key: str | None
     hints: list[Hint] = field(default_factory=list)
     hint_dicts: list[dict[str, Any]] = field(default_factory=list)
+    retrieved: list[str] = field(default_factory=list)
     messages: list[ChatMessage] = field(default_factory=list)
     generation_kwargs: dict[str, Any] = field(default_factory=dict)
     result: dict[str, Any] | None = None
@@ -372,9 +373,16 @@ class ConstrainedQueryRewriter(UsesDictionary):
             self._cache.close()
 
     # ---- dictionary-only -----------------------------------------------------------------------------------
-    def dictionary_rewrite(self, question: str) -> tuple[Rewrite, list[dict[str, Any]]]:
-        """The deterministic rewrite and the hints it came from."""
-        hints = self.handle.hints.lookup(question, limit=self.max_hints)
+    def dictionary_rewrite(
+        self, question: str, retrieved: list[str] | None = None
+    ) -> tuple[Rewrite, list[dict[str, Any]]]:
+        """
+        The deterministic rewrite and the hints it came from.
+
+        :param question: The user's question.
+        :param retrieved: Symbols defined by a first retrieval pass's best chunks ("retrieved" evidence).
+        """
+        hints = self.handle.hints.lookup(question, limit=self.max_hints, retrieved=retrieved)
         return self._dictionary_rewrite(question, hints), [h.to_dict() for h in hints]
 
     def _dictionary_rewrite(self, question: str, hints: list[Hint]) -> Rewrite:
@@ -386,8 +394,8 @@ class ConstrainedQueryRewriter(UsesDictionary):
             min_relative_score=self.min_relative_score,
         )
 
-    def _run_dictionary(self, question: str, started: float) -> dict[str, Any]:
-        rewrite, hints = self.dictionary_rewrite(question)
+    def _run_dictionary(self, question: str, started: float, retrieved: list[str]) -> dict[str, Any]:
+        rewrite, hints = self.dictionary_rewrite(question, retrieved)
         meta = {
             "mode": "dictionary",
             "dictionary_version": self.handle.dictionary.version,
@@ -400,20 +408,26 @@ class ConstrainedQueryRewriter(UsesDictionary):
 
     # ---- running ---------------------------------------------------------------------------------------------
     @component.output_types(**REWRITE_OUTPUTS)
-    def run(self, question: str, mode: str | None = None) -> dict[str, Any]:
+    def run(
+        self, question: str, mode: str | None = None, retrieved_documents: list[Document] | None = None
+    ) -> dict[str, Any]:
         """
         Rewrite a question.
 
         :param question: The user's question.
         :param mode: "dictionary" or "llm" for this call; None = "llm" when a generator is configured.
+        :param retrieved_documents: A first retrieval pass's chunks for the raw question, best first (the shipped
+            pipelines connect BM25's): the symbols they define become hints with "retrieved" evidence, so the
+            rewrite chooses from the dictionary *and* the retrieved hint list.
         :returns: `rewritten`, `symbols`, `packages`, `intent`, the `hints` considered, and `meta` (mode,
             dictionary version, latency in ms; in LLM mode also `fallback` (None or the reason), `cache_hit`,
             `cache` counters, `llm_latency_ms`, `raw_answer`, `problems`, `generator`).
         """
         started = time.perf_counter()
+        retrieved = retrieved_symbols(retrieved_documents)
         if self._resolve_mode(question, mode) == "dictionary":
-            return self._run_dictionary(question, started)
-        plan = self._plan(question, started)
+            return self._run_dictionary(question, started, retrieved)
+        plan = self._plan(question, started, retrieved)
         if plan.result is not None:
             return plan.result
         llm_started = time.perf_counter()
@@ -424,18 +438,22 @@ class ConstrainedQueryRewriter(UsesDictionary):
         return self._finish(plan, text, llm_started)
 
     @component.output_types(**REWRITE_OUTPUTS)
-    async def run_async(self, question: str, mode: str | None = None) -> dict[str, Any]:
+    async def run_async(
+        self, question: str, mode: str | None = None, retrieved_documents: list[Document] | None = None
+    ) -> dict[str, Any]:
         """
         Rewrite a question without blocking the event loop; uses the generator's `run_async` where it has one.
 
         :param question: The user's question.
         :param mode: "dictionary" or "llm" for this call; None = "llm" when a generator is configured.
+        :param retrieved_documents: A first retrieval pass's chunks for the raw question (see `run`).
         :returns: The same as `run`.
         """
         started = time.perf_counter()
+        retrieved = retrieved_symbols(retrieved_documents)
         if self._resolve_mode(question, mode) == "dictionary":
-            return self._run_dictionary(question, started)
-        plan = self._plan(question, started)
+            return self._run_dictionary(question, started, retrieved)
+        plan = self._plan(question, started, retrieved)
         if plan.result is not None:
             return plan.result
         llm_started = time.perf_counter()
@@ -461,18 +479,18 @@ class ConstrainedQueryRewriter(UsesDictionary):
             raise ValueError(f"mode must be one of {', '.join(MODES)} or None, got {mode!r}")
         return mode or ("llm" if self.chat_generator is not None else "dictionary")
 
-    def _plan(self, question: str, started: float) -> _Plan:
+    def _plan(self, question: str, started: float, retrieved: list[str]) -> _Plan:
         """Cache look-up, hints, prompt and generation kwargs; `result` is set when no LLM call is needed."""
         dictionary, hint_index = self.handle.dictionary, self.handle.hints
         cache = self._current_cache(dictionary.version) if self.chat_generator is not None else None
         key = cache_key(question, dictionary.version, self.config_fingerprint()) if cache is not None else None
-        plan = _Plan(question=question, started=started, version=dictionary.version, key=key)
+        plan = _Plan(question=question, started=started, version=dictionary.version, key=key, retrieved=retrieved)
         if cache is not None and key is not None:
             cached = cache.get(key)
             if cached is not None:
                 plan.result = self._from_cache(plan, cached)
                 return plan
-        plan.hints = hint_index.lookup(question, limit=self.max_hints)
+        plan.hints = hint_index.lookup(question, limit=self.max_hints, retrieved=retrieved)
         plan.hint_dicts = [h.to_dict() for h in plan.hints]
         if self.chat_generator is None:
             plan.result = self._fallback(plan, "no_generator")
@@ -601,7 +619,7 @@ class ConstrainedQueryRewriter(UsesDictionary):
         if llm_started is not None and llm_ms is None:
             llm_ms = round((time.perf_counter() - llm_started) * 1000, 3)
         if not plan.hints and not plan.hint_dicts:
-            plan.hints = self.handle.hints.lookup(plan.question, limit=self.max_hints)
+            plan.hints = self.handle.hints.lookup(plan.question, limit=self.max_hints, retrieved=plan.retrieved)
             plan.hint_dicts = [h.to_dict() for h in plan.hints]
         rewrite = self._dictionary_rewrite(plan.question, plan.hints)
         logger.info("LLM rewrite fell back to the dictionary rewrite: %s", reason)
@@ -887,3 +905,13 @@ def _error_reason(error: BaseException) -> str:
         return error.reason
     message = " ".join(str(error).split())[:200]
     return f"error: {type(error).__name__}: {message}" if message else f"error: {type(error).__name__}"
+
+
+def retrieved_symbols(documents: list[Document] | None) -> list[str]:
+    """The symbols the chunks of a retrieval pass define, in rank order (module remainders define none)."""
+    names: list[str] = []
+    for document in documents or []:
+        name = document.meta.get("symbol")
+        if isinstance(name, str) and name and name not in names:
+            names.append(name)
+    return names

@@ -4,15 +4,26 @@ Deterministic, dictionary-only, and fast enough for autocomplete: everything is 
 indexes when the `HintIndex` is built, and a lookup only touches the postings of the question's words.
 
 Evidence, strongest first: an identifier written in the question (exactly or with a typo), a nickname,
-all words of a symbol's name split (`with stripe backoff`), some of them, and words of its docstring.
-Rare words weigh more than common ones (IDF over the dictionary's symbols).
+all words of a symbol's name split (`with stripe backoff`), some of them, words of its docstring, words reached
+through the abbreviation table, and *retrieved*: defined in the chunks a first retrieval pass ranks highest
+for the raw question. Rare words weigh more than common ones (IDF over the dictionary's symbols).
+
+Each hint carries two numbers:
+
+- ``score`` orders the hint list: the sum of the evidence weights below (name words weighted by IDF). It is
+  relative: comparable between the hints of one question, not across questions.
+- ``confidence`` (0..1) says how sure the hint is on an absolute scale, for deciding how much a hint may move
+  the ranking (:class:`~..fusion.RankFusion`): each kind of evidence has a confidence of its own
+  (:data:`EVIDENCE_CONFIDENCE`, scaled down for names defined in many places and for partial word matches),
+  and independent kinds combine by noisy-OR, ``1 - prod(1 - c)``. Two weak signals that agree (the name's
+  words *and* a retrieval pass that found its definition) thus beat either alone.
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -33,7 +44,36 @@ ALL_WORDS_BONUS = 3.0
 NAME_WORD_WEIGHT = 1.0
 DOC_WORD_WEIGHT = 0.35
 PACKAGE_WORD_WEIGHT = 1.2
+RETRIEVED_WEIGHT = 4.0
 FUZZY_CUTOFF = 86.0
+
+EvidenceKind = Literal[
+    "exact", "fuzzy", "nickname", "alias", "package", "all-words", "words", "doc", "abbreviation", "retrieved"
+]
+#: Confidence one kind of evidence gives on its own (before the per-hint scaling described in `HintIndex.lookup`).
+EVIDENCE_CONFIDENCE: dict[str, float] = {
+    "exact": 0.95,  # an identifier written out; / spread (1 + log2 of its definitions)
+    "nickname": 0.9,  # the team's own nickname file
+    "alias": 0.8,  # a retired name (rename) or a package alias
+    "fuzzy": 0.6,  # a typo of an identifier; x similarity, / spread
+    "retrieved": 0.45,  # defined in the first pass's top chunk; decays linearly to 0 past the last one looked at
+    "all-words": 0.55,  # every content word of a name of three or more words; 0.3 for two words
+    "package": 0.5,  # x the share of the package name's words in the question
+    "words": 0.15,  # x the share of the name's content words in the question
+    "doc": 0.1,  # docstring words
+    "abbreviation": 0.0,  # a label: words reached through the abbreviation table (their weight is in "words")
+}
+ALL_WORDS_TWO_CONFIDENCE = 0.3
+#: How many of the first pass's chunks lend "retrieved" evidence.
+RETRIEVED_DEPTH = 10
+
+
+def combine_confidence(values: Iterable[float]) -> float:
+    """Noisy-OR of independent pieces of evidence: ``1 - prod(1 - c)``, in [0, 1]."""
+    remaining = 1.0
+    for value in values:
+        remaining *= 1.0 - min(1.0, max(0.0, value))
+    return 1.0 - remaining
 
 
 @dataclass
@@ -49,12 +89,22 @@ class Hint:
     reasons: list[str] = field(default_factory=list)
     in_tests: bool = False
     name_words: int = 0
+    evidence: dict[str, float] = field(default_factory=dict)
+    confidence: float = 0.0
+    retrieved_score: float = 0.0
+
+    @property
+    def lexical_score(self) -> float:
+        """The part of `score` that comes from the question's own text (everything but "retrieved")."""
+        return self.score - self.retrieved_score
 
     def to_dict(self) -> dict[str, object]:
         return {
             "kind": self.kind,
             "name": self.name,
             "score": round(self.score, 4),
+            "confidence": round(self.confidence, 4),
+            "evidence": {kind: round(value, 4) for kind, value in self.evidence.items()},
             "qualified_names": self.qualified_names[:3],
             "files": self.files[:3],
             "package": self.package,
@@ -194,61 +244,88 @@ class HintIndex:
         return self._by_exact.get(name.lower(), [])
 
     # ---- lookup --------------------------------------------------------------------------------------------
-    def lookup(self, question: str, *, limit: int = 40) -> list[Hint]:
+    def lookup(self, question: str, *, limit: int = 40, retrieved: Sequence[str] | None = None) -> list[Hint]:
         """
-        Ranked hints for a question.
+        Ranked hints for a question, each with its evidence and a confidence (module docstring).
 
         :param question: Free text, possibly with identifiers, typos and abbreviations.
         :param limit: Most hints to return.
+        :param retrieved: Symbol names defined by the chunks a first retrieval pass ranked highest for the raw
+            question, best first (the pipeline passes its BM25 list through `retrieved_symbols`). The first
+            `RETRIEVED_DEPTH` distinct names lend "retrieved" evidence, decaying with rank.
         :returns: Hints, best first; ties broken by name so the order is deterministic.
         """
         count = len(self.targets)
         if count == 0:
             return []
-        # Sparse evidence (exact, fuzzy, nickname) is rare and kept in dicts; word evidence touches many
-        # targets and is summed in arrays.
+        # Sparse evidence (exact, fuzzy, nickname, retrieved) is rare and kept in dicts; word evidence touches
+        # many targets and is summed in arrays.
         sparse: dict[int, float] = defaultdict(float)
-        reasons: dict[int, list[str]] = defaultdict(list)
+        evidence: dict[int, dict[str, float]] = defaultdict(dict)
+        details: dict[int, dict[str, str]] = defaultdict(dict)
 
-        def credit(index: int, amount: float, reason: str) -> None:
+        def credit(index: int, amount: float, kind: str, confidence: float, detail: str = "") -> None:
             sparse[index] += amount
-            if reason not in reasons[index]:
-                reasons[index].append(reason)
+            if confidence > evidence[index].get(kind, -1.0):
+                evidence[index][kind] = confidence
+                if detail:
+                    details[index][kind] = detail
 
         identifiers = [token for token in find_identifiers(question) if _looks_like_identifier(token)]
         for token in identifiers:
             hits = self._lookup_exact(token) or self._lookup_exact(token.split(".")[-1])
             for index in hits:
                 # A name defined in many places (`write`, `__init__`) says little about where to look.
-                credit(index, EXACT_WEIGHT / self._spread[index], "exact")
+                spread = self._spread[index]
+                credit(index, EXACT_WEIGHT / spread, "exact", EVIDENCE_CONFIDENCE["exact"] / spread)
             if not hits and len(token) >= 5:
                 for match, score, _ in process.extract(
                     token.lower(), self._name_vocabulary, scorer=fuzz.ratio, score_cutoff=FUZZY_CUTOFF, limit=3
                 ):
                     for index in self._by_exact[match]:
-                        credit(index, FUZZY_WEIGHT * score / 100.0 / self._spread[index], "fuzzy")
+                        spread = self._spread[index]
+                        similarity = score / 100.0
+                        credit(
+                            index,
+                            FUZZY_WEIGHT * similarity / spread,
+                            "fuzzy",
+                            EVIDENCE_CONFIDENCE["fuzzy"] * similarity / spread,
+                        )
 
         lowered = normalise(question)
         for nickname, indexes in self._nickname_hits(lowered):
             label = "nickname" if nickname in self._user_nicknames else "alias"
             for index in indexes:
-                credit(index, NICKNAME_WEIGHT, f"{label}:{nickname}")
+                credit(index, NICKNAME_WEIGHT, label, EVIDENCE_CONFIDENCE[label], nickname)
+
+        retrieved_credit: dict[int, float] = {}
+        for rank, index in enumerate(self._retrieved_targets(retrieved or ())):
+            decay = 1.0 - rank / RETRIEVED_DEPTH
+            retrieved_credit[index] = max(retrieved_credit.get(index, 0.0), RETRIEVED_WEIGHT * decay)
+            credit(
+                index, RETRIEVED_WEIGHT * decay, "retrieved", EVIDENCE_CONFIDENCE["retrieved"] * decay, f"#{rank + 1}"
+            )
 
         name_score = np.zeros(count)
         doc_score = np.zeros(count)
         matched = np.zeros(count, dtype=np.int32)
-        for word, weight in self._question_words(question).items():
+        abbreviated = np.zeros(count, dtype=bool)
+        words, derived = self._question_words(question)
+        for word, weight in words.items():
             postings = self._name_postings.get(word)
             if postings is not None:
                 name_score[postings] += self._kind_weight[postings] * (weight * self._idf_name[word])
                 matched[postings] += 1
+                if word in derived:
+                    abbreviated[postings] = True
             postings = self._doc_postings.get(word)
             if postings is not None:
                 doc_score[postings] += DOC_WORD_WEIGHT * weight * self._idf_doc[word]
         content = self._content_counts
         all_words = (matched >= content) & (content > 1)
         # A symbol whose name is mostly words the question did not use is a weaker match.
-        partial = np.where(matched > 0, 0.5 + 0.5 * matched / np.maximum(content, 1), 1.0)
+        share = matched / np.maximum(content, 1)
+        partial = np.where(matched > 0, 0.5 + 0.5 * share, 1.0)
         total = name_score * np.where(all_words, 1.0, partial) + all_words * (ALL_WORDS_BONUS * content) + doc_score
         for index, amount in sparse.items():
             total[index] += amount
@@ -264,18 +341,48 @@ class HintIndex:
         )[:limit]
         hints = []
         for index in ranked:
-            why = reasons.get(index, [])
+            found = dict(evidence.get(index, {}))
+            target = self.targets[index]
             if name_score[index] > 0:
-                why = [*why, "words"]
+                if target.kind == "package":
+                    found["package"] = EVIDENCE_CONFIDENCE["package"] * float(min(1.0, share[index]))
+                else:
+                    found["words"] = EVIDENCE_CONFIDENCE["words"] * float(min(1.0, share[index]))
+                if abbreviated[index]:
+                    found["abbreviation"] = EVIDENCE_CONFIDENCE["abbreviation"]
             if doc_score[index] > 0:
-                why = [*why, "doc"]
-            if all_words[index]:
-                why = [*why, "all-words"]
-            hints.append(self._hint(index, float(total[index]), why))
+                found["doc"] = EVIDENCE_CONFIDENCE["doc"]
+            if all_words[index] and target.kind == "symbol":
+                found["all-words"] = (
+                    EVIDENCE_CONFIDENCE["all-words"] if content[index] >= 3 else ALL_WORDS_TWO_CONFIDENCE
+                )
+            hint = self._hint(index, float(total[index]), found, details.get(index))
+            hint.retrieved_score = retrieved_credit.get(index, 0.0)
+            hints.append(hint)
         return hints
 
-    def _hint(self, index: int, score: float, why: list[str]) -> Hint:
+    def _retrieved_targets(self, names: Iterable[str]) -> list[int]:
+        """The symbol targets of the first `RETRIEVED_DEPTH` distinct retrieved names, in their order."""
+        found: list[int] = []
+        seen: set[str] = set()
+        for name in names:
+            if not name or name in seen:
+                continue
+            seen.add(name)
+            if len(seen) > RETRIEVED_DEPTH:
+                break
+            short = name.rsplit(".", 1)[-1]
+            for index in self._lookup_exact(short):
+                target = self.targets[index]
+                if target.kind == "symbol" and target.name == short and index not in found:
+                    found.append(index)
+        return found
+
+    def _hint(
+        self, index: int, score: float, evidence: dict[str, float] | None = None, details: dict[str, str] | None = None
+    ) -> Hint:
         target = self.targets[index]
+        found = evidence or {}
         return Hint(
             kind=target.kind,
             name=target.name,
@@ -283,9 +390,11 @@ class HintIndex:
             qualified_names=list(target.qualified_names),
             files=list(target.files),
             package=target.package,
-            reasons=list(why),
+            reasons=_reasons(found, details or {}),
             in_tests=target.in_tests,
             name_words=len(target.content_words),
+            evidence=found,
+            confidence=combine_confidence(found.values()),
         )
 
     def _nickname_hits(self, lowered_question: str) -> Iterable[tuple[str, list[int]]]:
@@ -294,9 +403,13 @@ class HintIndex:
             if nickname and f" {nickname} " in padded:
                 yield nickname, indexes
 
-    def _question_words(self, question: str) -> dict[str, float]:
-        """Content words of the question with weights: 1 for a word written, less for a derived one."""
+    def _question_words(self, question: str) -> tuple[dict[str, float], set[str]]:
+        """
+        Content words of the question with weights (1 for a word written, less for a derived one), and the
+        words that came only from the abbreviation table.
+        """
         weights: dict[str, float] = {}
+        from_abbreviations: set[str] = set()
 
         def add(word: str, weight: float) -> None:
             if word and word not in STOP_WORDS and weights.get(word, 0.0) < weight:
@@ -307,6 +420,8 @@ class HintIndex:
         for word in list(weights):
             for expansion in self._abbreviations.get(word, ()):
                 for part in split_identifier(expansion):
+                    if part not in weights:
+                        from_abbreviations.add(part)
                     add(part, 0.8)
             for variant in _inflections(word):
                 if variant in self._by_name_word or variant in self._by_doc_word:
@@ -320,7 +435,7 @@ class HintIndex:
                 match = process.extractOne(word, self._word_vocabulary, scorer=fuzz.ratio, score_cutoff=FUZZY_CUTOFF)
                 if match is not None:
                     add(match[0], 0.7 * match[1] / 100.0)
-        return weights
+        return weights, from_abbreviations
 
     def complete(self, prefix: str, *, limit: int = 10) -> list[Hint]:
         """
@@ -340,7 +455,7 @@ class HintIndex:
             if not key.startswith(needle) or len(found) >= limit * 4:
                 break
             found.extend(self._by_exact[key])
-        hints = [self._hint(i, 1.0, ["prefix"]) for i in unique_ints(found)]
+        hints = [self._hint(i, 1.0, {"prefix": 0.0}) for i in unique_ints(found)]
         if len(hints) < limit:
             # One-letter names and dunders (`T`, `__init__`) match almost anything fuzzily: only when typed.
             choices = [k for k in self._name_vocabulary if len(k) > 1 and (needle[0] == "_" or not _is_dunder(k))]
@@ -349,7 +464,7 @@ class HintIndex:
             ):
                 for index in self._by_exact[match]:
                     if all(h.name != self.targets[index].name for h in hints):
-                        hints.append(self._hint(index, score / 100.0, ["fuzzy"]))
+                        hints.append(self._hint(index, score / 100.0, {"fuzzy": 0.0}))
         hints.sort(key=lambda h: (-h.score, len(h.name), h.name))
         return hints[:limit]
 
@@ -368,6 +483,28 @@ def _project_words(dictionary: AliasDictionary, share: float = 0.2) -> set[str]:
     roots = Counter(entry.qualified_name.split(".", 1)[0] for entry in dictionary.symbols)
     total = max(1, len(dictionary.symbols))
     return {w for root, count in roots.items() if count >= share * total for w in split_identifier(root)}
+
+
+#: The order `Hint.reasons` lists evidence in (the strongest kinds first).
+_REASON_ORDER = (
+    "exact",
+    "fuzzy",
+    "nickname",
+    "alias",
+    "retrieved",
+    "package",
+    "words",
+    "abbreviation",
+    "doc",
+    "all-words",
+)
+
+
+def _reasons(evidence: dict[str, float], details: dict[str, str]) -> list[str]:
+    """Evidence kinds, strongest first, with their detail where there is one (`nickname:the bouncer`)."""
+    order = {kind: position for position, kind in enumerate(_REASON_ORDER)}
+    kinds = sorted(evidence, key=lambda kind: (order.get(kind, len(order)), kind))
+    return [f"{kind}:{details[kind]}" if kind in details else kind for kind in kinds]
 
 
 def unique_ints(items: Iterable[int]) -> list[int]:

@@ -63,13 +63,22 @@ def classify_intent(question: str) -> Intent:
 STRONG_REASONS = ("exact", "fuzzy", "nickname", "alias")
 # All the words of a two-word name (`value_from_object`) turn up in questions by chance; of three, rarely.
 STRONG_ALL_WORDS = 3
+#: A hint at least this confident (noisy-OR of its evidence, `core.hints`) names its identifier specifically:
+#: e.g. an identifier written out, a nickname, every word of a long name, or its words *and* a first retrieval
+#: pass that found its definition.
+STRONG_CONFIDENCE = 0.5
+
+
+def _kinds(hint: Hint) -> set[str]:
+    return {reason.split(":", 1)[0] for reason in hint.reasons}
 
 
 def _is_strong(hint: Hint) -> bool:
     """Evidence that names this identifier specifically, not just shares a word with it."""
-    if "all-words" in hint.reasons and hint.name_words >= STRONG_ALL_WORDS:
+    kinds = _kinds(hint)
+    if "all-words" in kinds and hint.name_words >= STRONG_ALL_WORDS:
         return True
-    return any(reason.split(":", 1)[0] in STRONG_REASONS for reason in hint.reasons)
+    return bool(kinds & set(STRONG_REASONS)) or hint.confidence >= STRONG_CONFIDENCE
 
 
 def select_hints(
@@ -83,27 +92,31 @@ def select_hints(
     """
     Keep the hints strong enough to put into the rewrite.
 
-    A hint must score at least `min_relative_score` of the best one. Hints backed only by shared words
-    (a one-word name such as `data`) must also match docstring words and reach `weak_relative_score`: a wrong
-    identifier in the rewrite costs more than a missing one. Dunder names (`__init__`) and symbols defined only in tests
-    enter only when written out.
+    A hint must score at least `min_relative_score` of the best one and have evidence in the question itself
+    (a hint only a retrieval pass found adds nothing the retrievers do not already have). Hints backed only by
+    shared words (a one-word name such as `data`) must also match docstring words and reach
+    `weak_relative_score`: a wrong identifier in the rewrite costs more than a missing one. Dunder names
+    (`__init__`) and symbols defined only in tests enter only when written out.
     """
     if not hints:
         return []
-    best = hints[0].score
+    # Relative to the question's own evidence: a retrieval pass's credit orders the list but does not raise the bar.
+    best = max(hint.lexical_score for hint in hints)
     chosen: list[Hint] = []
     symbols = packages = 0
     for hint in hints:
-        if hint.score < best * min_relative_score:
-            break
+        if hint.lexical_score < best * min_relative_score:
+            continue
+        kinds = _kinds(hint)
+        if not kinds - {"retrieved"}:
+            continue
         # Without specific evidence, a hint needs two independent signals (its name's words and its
         # docstring's) and a score close to the best.
         if not _is_strong(hint) and (
-            hint.score < best * weak_relative_score
-            or (hint.kind == "symbol" and not {"words", "doc"} <= set(hint.reasons))
+            hint.lexical_score < best * weak_relative_score or (hint.kind == "symbol" and not {"words", "doc"} <= kinds)
         ):
             continue
-        if (hint.name.startswith("__") or hint.in_tests) and "exact" not in hint.reasons:
+        if (hint.name.startswith("__") or hint.in_tests) and "exact" not in kinds:
             continue  # dunders and test helpers only when the question writes them out
         if not identifier_phrase(hint.name):
             continue  # `_` and the like name nothing a search could use
