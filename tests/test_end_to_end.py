@@ -153,8 +153,17 @@ def test_cli_index_ask_dict_json(tmp_path: Path) -> None:
     )
     assert asked.returncode == 0, asked.stderr
     payload = json.loads(asked.stdout)
+    assert list(payload)[:3] == ["question", "symbols", "files"]  # symbols lead the answer
+    assert payload["symbols"][0]["qualified_name"].endswith("withStripeBackoff")
+    assert payload["symbols"][0]["start_line"] == 6 and payload["symbols"][0]["why"]
     assert payload["files"][0]["file_path"] == "packages/payments-core/src/retry.ts"
     assert len(payload["files"]) == 2
+    printed = subprocess.run(
+        [*cli, "ask", "where's the payments retry helper?", "--top-k", "2"], capture_output=True, text=True, check=False
+    )
+    lines = printed.stdout.splitlines()
+    assert lines.index("symbols:") < lines.index("files:")  # the CLI prints the symbols first
+    assert "withStripeBackoff  packages/payments-core/src/retry.ts:6-" in printed.stdout
     lookup = subprocess.run(
         [*cli, "--json", "dict", "lookup", "the bouncer"], capture_output=True, text=True, check=False
     )

@@ -334,9 +334,12 @@ def test_ask_returns_ranked_files_symbols_lines_and_the_rewrite(client: httpx.Cl
     assert top["rank"] == 1 and top["file_path"] == "packages/payments-core/src/retry.ts"
     assert top["hits"][0]["symbol"] == "withStripeBackoff"
     assert top["hits"][0]["start_line"] == 6 and top["hits"][0]["end_line"] >= 6
-    assert result["symbols"][0]["symbol"] == "withStripeBackoff"
-    assert result["symbols"][0]["file_path"] == top["file_path"]
+    first = result["symbols"][0]
+    assert first["symbol"] == "withStripeBackoff" and first["rank"] == 1
+    assert first["file_path"] == top["file_path"] and first["start_line"] == 6
+    assert any(reason.startswith("rewrite: withStripeBackoff") for reason in first["why"])  # why it is first
     assert len(result["symbols"]) <= 3
+    assert list(result)[:3] == ["question", "mode", "symbols"]  # the answer leads with symbols
 
     nickname = run(client, "code_alias_ask", {"question": "who decides what the bouncer lets in", "top_k": 1})
     assert nickname.status_code == 200, nickname.text

@@ -23,6 +23,7 @@ _EXPORTS = {
     "CodeIndexDocumentStore": "store",
     "DocumentStorePersister": "store",
     "FileRanker": "results",
+    "RankFusion": "fusion",
     "IndexSyncPlanner": "sync",
     "IndexSyncWriter": "sync",
     "AliasDictionary": "core.model",
@@ -46,6 +47,7 @@ __all__ = [
     "IndexSyncPlanner",
     "IndexSyncWriter",
     "QueryComposer",
+    "RankFusion",
     "SymbolDefinitionRetriever",
     "SymbolFaithfulnessFilter",
 ]
@@ -58,6 +60,7 @@ if TYPE_CHECKING:
     from .definitions import SymbolDefinitionRetriever
     from .dictionary_builder import AliasDictionaryBuilder
     from .embedders import CodeDocumentEmbedder, CodeTextEmbedder
+    from .fusion import RankFusion
     from .embedding_retriever import CodeEmbeddingRetriever
     from .faithfulness import SymbolFaithfulnessFilter
     from .reader import CodeFileReader

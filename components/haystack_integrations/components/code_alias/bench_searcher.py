@@ -87,9 +87,9 @@ class PipelineSearcher:
             self._answers[key] = answer
             while len(self._answers) > 64:
                 self._answers.popitem(last=False)
-        documents = answer.ranking(retrieval)
         files = [f["file_path"] for f in answer.ranked_files(retrieval, top_k)]
-        functions = [(d.meta["file_path"], d.meta["qualified_name"]) for d in documents if d.meta.get("qualified_name")]
+        # The symbols as the user sees them (`AskResult.ranked_symbols`: each definition once, tests after code).
+        functions = [(s["file_path"], s["qualified_name"]) for s in answer.ranked_symbols(retrieval)]
         meta = answer.rewrite.get("meta", {})
         return SearchResult(
             files=files,

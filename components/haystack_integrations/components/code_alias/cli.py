@@ -173,6 +173,17 @@ def _cmd_ask(args: argparse.Namespace) -> int:
         lines.append(f"  dropped (not in the dictionary): {rewrite['dropped']}")
     if rewrite["meta"].get("fallback"):
         lines.append(f"  LLM fallback to the dictionary rewrite: {rewrite['meta']['fallback']}")
+    # Symbols first: the question asks for a name, a file and a line; the files follow for context.
+    if answer.symbols:
+        lines.append("symbols:")
+    for rank, symbol in enumerate(answer.symbols, 1):
+        why = f"  [{'; '.join(symbol['why'])}]" if symbol["why"] else ""
+        lines.append(
+            f"{rank:>2}. {symbol['qualified_name']}  {symbol['file_path']}:{symbol['start_line']}-{symbol['end_line']}"
+            f"{why}"
+        )
+    if answer.files:
+        lines.append("files:")
     for rank, item in enumerate(answer.files, 1):
         hits = ", ".join(
             f"{h['qualified_name'] or '(module)'} L{h['start_line']}-{h['end_line']}" for h in item["hits"][:3]

@@ -1,4 +1,4 @@
-"""`FileRanker`: ranked chunks -> ranked files, each with its best symbols and line ranges."""
+"""`FileRanker`: ranked chunks -> ranked symbols (what the question asks for) and ranked files."""
 
 from __future__ import annotations
 
@@ -43,6 +43,87 @@ def chunk_hit(document: Document) -> Hit:
     }
 
 
+class RankedSymbol(TypedDict):
+    """One definition in the answer: where it is, and why it ranks where it does."""
+
+    rank: int
+    qualified_name: str
+    symbol: str | None
+    kind: str | None
+    file_path: str
+    start_line: int | None
+    end_line: int | None
+    package: str | None
+    score: float | None
+    why: list[str]
+
+
+def why_ranked(document: Document) -> list[str]:
+    """
+    The evidence that put a chunk where it is, from the fusion's `meta["fusion"]` (`RankFusion`): its rank in
+    each retriever's list, and for a definition of a rewrite symbol, the symbol, its evidence and confidence.
+    """
+    provenance = document.meta.get("fusion")
+    if not isinstance(provenance, dict):
+        return []
+    why = [f"{name} #{rank}" for name, rank in provenance.get("ranks", {}).items() if name != "definitions"]
+    symbol = provenance.get("symbol")
+    if symbol:
+        evidence = ", ".join(str(e) for e in provenance.get("evidence", []))
+        confidence = provenance.get("confidence")
+        sure = f", confidence {confidence:.2f}" if isinstance(confidence, (int, float)) else ""
+        why.append(f"rewrite: {symbol} ({evidence}{sure})" if evidence else f"rewrite: {symbol}{sure}")
+    return why
+
+
+def rank_symbols(
+    documents: list[Document],
+    top_k: int | None = None,
+    *,
+    test_files: TestFiles = "keep",
+    question: str | None = None,
+) -> list[RankedSymbol]:
+    """
+    The definitions of a chunk ranking, best first, each once (by file and qualified name); module remainders
+    (chunks that define nothing) are left out. Test files follow the same policy as `rank_files`.
+    """
+    if test_files not in TEST_FILE_POLICIES:
+        raise ValueError(f"test_files must be one of {TEST_FILE_POLICIES}, got {test_files!r}")
+    seen: set[tuple[str, str]] = set()
+    code: list[Document] = []
+    tests: list[Document] = []
+    move_tests = test_files != "keep" and not asks_about_tests(question)
+    for document in documents:
+        meta = document.meta
+        path, name = meta.get("file_path"), meta.get("qualified_name") or meta.get("symbol")
+        if not path or not name or (path, name) in seen:
+            continue
+        seen.add((path, name))
+        if move_tests and is_test_file(path):
+            if test_files == "demote":
+                tests.append(document)
+            continue
+        code.append(document)
+    ranked: list[RankedSymbol] = []
+    for rank, document in enumerate(code + tests, 1):
+        meta = document.meta
+        ranked.append(
+            {
+                "rank": rank,
+                "qualified_name": str(meta.get("qualified_name") or meta.get("symbol")),
+                "symbol": meta.get("symbol"),
+                "kind": meta.get("kind"),
+                "file_path": str(meta["file_path"]),
+                "start_line": meta.get("start_line"),
+                "end_line": meta.get("end_line"),
+                "package": meta.get("package"),
+                "score": document.score,
+                "why": why_ranked(document),
+            }
+        )
+    return ranked[:top_k] if top_k else ranked
+
+
 def asks_about_tests(question: str | None) -> bool:
     """Whether a question is about tests (then test files keep their place)."""
     return bool(question) and len(question or "") <= _SHORT_QUESTION and bool(_TEST_WORDS.search(question or ""))
@@ -85,7 +166,8 @@ def rank_files(
 @component
 class FileRanker:
     """
-    Turns a chunk ranking into a file ranking for display and file-level evaluation.
+    Turns a chunk ranking into the answer: ranked symbols (each definition once, with why it is there) and
+    ranked files.
 
     Test files can go after the code (`test_files="demote"`, the shipped pipelines' setting: "where is X" is
     rarely answered by a test) unless the question itself is about tests.
@@ -96,8 +178,10 @@ class FileRanker:
     from haystack_integrations.components.code_alias import FileRanker
 
     ranker = FileRanker(top_k=5, test_files="demote")
-    files = ranker.run(documents=retrieved_documents, question="retry helper")["files"]
-    for f in files:
+    answer = ranker.run(documents=retrieved_documents, question="retry helper")
+    for s in answer["symbols"]:
+        print(s["qualified_name"], f'{s["file_path"]}:{s["start_line"]}-{s["end_line"]}', s["why"])
+    for f in answer["files"]:
         print(f["file_path"], [h["symbol"] for h in f["hits"]])
     ```
 
@@ -111,18 +195,21 @@ class FileRanker:
         self.top_k = top_k
         self.test_files = test_files
 
-    @component.output_types(files=list[dict[str, Any]], documents=list[Document])
+    @component.output_types(symbols=list[RankedSymbol], files=list[dict[str, Any]], documents=list[Document])
     def run(self, documents: list[Document], top_k: int | None = None, question: str | None = None) -> dict[str, Any]:
         """
         :param documents: Ranked chunks.
-        :param top_k: Overrides the init `top_k`.
+        :param top_k: Overrides the init `top_k` (for both lists).
         :param question: The question; one about tests keeps test files in place.
-        :returns: `files` (file_path, score, rank, hits with symbol and lines) and the `documents` unchanged.
+        :returns: `symbols` (qualified name, kind, file, lines, package, score and *why*: the evidence behind its
+            place), `files` (file_path, score, rank, hits with symbol and lines) and the `documents` unchanged.
         """
-        files = rank_files(documents, top_k or self.top_k, test_files=self.test_files, question=question)
-        return {"files": files, "documents": documents}
+        limit = top_k or self.top_k
+        symbols = rank_symbols(documents, limit, test_files=self.test_files, question=question)
+        files = rank_files(documents, limit, test_files=self.test_files, question=question)
+        return {"symbols": symbols, "files": files, "documents": documents}
 
-    @component.output_types(files=list[dict[str, Any]], documents=list[Document])
+    @component.output_types(symbols=list[RankedSymbol], files=list[dict[str, Any]], documents=list[Document])
     async def run_async(
         self, documents: list[Document], top_k: int | None = None, question: str | None = None
     ) -> dict[str, Any]:

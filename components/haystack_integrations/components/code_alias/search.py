@@ -17,12 +17,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from haystack import Document, Pipeline
-from haystack.components.joiners import DocumentJoiner
 from haystack.core.errors import DeserializationError
 
 from . import index_files
+from .fusion import RankFusion
 from .paths import INDEX_DIR_ENV, resolve_index_dir
-from .results import TestFiles, rank_files
+from .results import RankedSymbol, TestFiles, rank_files, rank_symbols
 from .store import CodeIndexDocumentStore, writer_stores
 
 Backend = Literal["embedded", "elasticsearch"]
@@ -100,23 +100,27 @@ def index_dir_environment(index_dir: Path) -> Iterator[None]:
 
 @dataclass
 class AskResult:
-    """One answer: ranked files, the chunks, the rewrite, and each retriever's own ranking."""
+    """One answer: ranked symbols and files, the chunks, the rewrite, and each retriever's own ranking."""
 
     question: str
     files: list[dict[str, Any]]
     documents: list[Document]
     rewrite: dict[str, Any]
+    symbols: list[RankedSymbol] = field(default_factory=list)
     bm25_documents: list[Document] = field(default_factory=list)
     embedding_documents: list[Document] = field(default_factory=list)
     definition_documents: list[Document] = field(default_factory=list)
     seconds: float = 0.0
     test_files: TestFiles = "keep"
+    fusion: RankFusion = field(default_factory=RankFusion)
 
     def to_dict(self) -> dict[str, Any]:
+        """The answer as JSON: symbols first (what the question asks for), then files, then the rewrite."""
         return {
             "question": self.question,
-            "rewrite": self.rewrite,
+            "symbols": self.symbols,
             "files": self.files,
+            "rewrite": {key: value for key, value in self.rewrite.items() if key != "hints"},
             "seconds": round(self.seconds, 4),
         }
 
@@ -124,8 +128,9 @@ class AskResult:
         """
         The chunk ranking of one retrieval mode: "hybrid", "bm25" or "embedding".
 
-        "bm25" and "embedding" are that retriever's list fused (RRF, like the pipeline's joiner) with the chunks
-        defining the rewrite's symbols, when the rewrite named any: the rewrite reaches every mode the same way.
+        "bm25" and "embedding" are that retriever's list fused with the chunks defining the rewrite's symbols by
+        the pipeline's own `RankFusion` (same weights and confidence rules), when the rewrite named any: the
+        rewrite reaches every mode the same way.
         """
         if retrieval == "hybrid":
             return self.documents
@@ -134,8 +139,15 @@ class AskResult:
         own = self.bm25_documents if retrieval == "bm25" else self.embedding_documents
         if not self.definition_documents:
             return own
-        joined = DocumentJoiner(join_mode="reciprocal_rank_fusion").run([own, self.definition_documents])
-        return list(joined["documents"])
+        lists = {"bm25_documents" if retrieval == "bm25" else "embedding_documents": own}
+        fused = self.fusion.run(
+            **lists, definition_documents=self.definition_documents, hints=self.rewrite.get("hints"), top_k=None
+        )
+        return list(fused["documents"])
+
+    def ranked_symbols(self, retrieval: str = "hybrid", top_k: int | None = None) -> list[RankedSymbol]:
+        """The symbols of one retrieval mode's ranking, with the pipeline's test-file policy (as `FileRanker`)."""
+        return rank_symbols(self.ranking(retrieval), top_k, test_files=self.test_files, question=self.question)
 
     def ranked_files(self, retrieval: str = "hybrid", top_k: int | None = None) -> list[dict[str, Any]]:
         """The files of one retrieval mode's ranking, with the pipeline's test-file policy (as `FileRanker`)."""
@@ -390,6 +402,7 @@ class CodeSearch:
             "dropped": faithful.get("dropped", []),
             "meta": rewriter.get("meta", {}),
             "used": use_rewrite,
+            "hints": rewriter.get("hints", []) if use_rewrite else [],
         }
         documents = output.get("joiner", output.get("bm25_retriever", {})).get("documents", [])
         ranker = pipeline.get_component("ranker") if "ranker" in pipeline.graph.nodes else None
@@ -398,9 +411,15 @@ class CodeSearch:
         files = output.get("ranker", {}).get("files")
         if files is None:
             files = rank_files(documents, top_k, test_files=test_files, question=question)
+        symbols = output.get("ranker", {}).get("symbols")
+        if symbols is None:
+            symbols = rank_symbols(documents, top_k, test_files=test_files, question=question)
+        joiner = pipeline.get_component("joiner") if "joiner" in pipeline.graph.nodes else None
         return AskResult(
             question=question,
             files=files,
+            symbols=symbols,
+            fusion=joiner if isinstance(joiner, RankFusion) else RankFusion(),
             test_files=test_files,
             documents=documents,
             rewrite=rewrite,

@@ -50,7 +50,7 @@ from haystack_integrations.components.code_alias.core.model import DictionaryErr
 from haystack_integrations.components.code_alias.dictionary_handle import DictionaryHandle
 from haystack_integrations.components.code_alias.index_files import index_exists
 from haystack_integrations.components.code_alias.paths import DICTIONARY_FILE, resolve_index_dir
-from haystack_integrations.components.code_alias.results import Hit, chunk_hit
+from haystack_integrations.components.code_alias.results import Hit, RankedSymbol
 from haystack_integrations.components.code_alias.search import AskResult, Backend, CodeSearch, IndexMissingError
 
 logger = logging.getLogger(__name__)
@@ -80,19 +80,6 @@ class RankedFile(TypedDict):
     hits: list[Hit]
 
 
-class RankedSymbol(TypedDict):
-    """One retrieved definition in the fused ranking, with its file and lines."""
-
-    rank: int
-    file_path: str
-    symbol: str | None
-    qualified_name: str | None
-    kind: str | None
-    start_line: int | None
-    end_line: int | None
-    score: float | None
-
-
 class RewriteUsed(TypedDict):
     """The rewrite that retrieval used."""
 
@@ -109,9 +96,9 @@ class AskResponse(TypedDict):
 
     question: str
     mode: str
+    symbols: list[RankedSymbol]
     rewrite: RewriteUsed
     files: list[RankedFile]
-    symbols: list[RankedSymbol]
     seconds: float
 
 
@@ -532,16 +519,12 @@ class CodeAliasService:
             }
             for rank, item in enumerate(answer.files, 1)
         ]
-        symbols: list[RankedSymbol] = []
-        for document in answer.documents[:top_k]:
-            symbols.append(
-                RankedSymbol(
-                    rank=len(symbols) + 1, file_path=str(document.meta.get("file_path") or ""), **chunk_hit(document)
-                )
-            )
+        # The answer's symbols (each definition once, tests after code, with *why*), renumbered as returned.
+        symbols: list[RankedSymbol] = [{**item, "rank": rank} for rank, item in enumerate(answer.symbols[:top_k], 1)]
         return {
             "question": answer.question,
             "mode": mode,
+            "symbols": symbols,
             "rewrite": {
                 "rewritten": rewrite.get("rewritten") or answer.question,
                 "symbols": list(rewrite.get("symbols") or []),
@@ -551,7 +534,6 @@ class CodeAliasService:
                 "meta": dict(rewrite.get("meta") or {}),
             },
             "files": files,
-            "symbols": symbols,
             "seconds": round(answer.seconds, 4),
         }
 

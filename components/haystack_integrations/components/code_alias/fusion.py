@@ -1,0 +1,195 @@
+"""`RankFusion`: BM25, embedding and the rewrite's definitions -> one ranking, weighted by the rewrite's confidence."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from haystack import Document, component, default_from_dict, default_to_dict
+
+from .core.fusion import RRF_K, definition_weight, protect_question_top, reciprocal_rank_fusion
+
+#: The named lists, in the order ties are broken.
+LISTS: tuple[str, ...] = ("bm25", "embedding", "definitions")
+#: Confidence assumed for a rewrite symbol that is not among the hints (an unconstrained LLM's choice).
+UNKNOWN_CONFIDENCE = 0.3
+
+
+@component
+class RankFusion:
+    """
+    Reciprocal rank fusion with named inputs, where the rewrite's list weighs what the rewrite is sure of.
+
+    Each list has a weight by name (so, unlike a variadic joiner, the result never depends on which retriever
+    finished first). The definitions list (`SymbolDefinitionRetriever`: the chunks defining the rewrite's symbols)
+    is weighted per chunk by the confidence of its symbol, taken from the rewriter's `hints`: a confident symbol
+    (an identifier written in the question, a nickname, ...) is promoted anywhere; a weak one (shared words only)
+    only reorders chunks the question's own retrievers already ranked in their first `corroboration_depth`
+    places, at `weak_factor` of its confidence. With `protect_top`, the first place goes to the question's own
+    best chunk (BM25 and embedding fused) unless a confident definition outranks it: a weak guess may reorder
+    the rest, never the top. See `core.fusion` for the formula. Every output document's
+    `meta["fusion"]` says where it came from: its rank in each list, and for a definition, the symbol, its
+    confidence and evidence (the *why* of a symbol answer).
+
+    ### Usage example
+
+    ```python
+    from haystack_integrations.components.code_alias.fusion import RankFusion
+
+    fusion = RankFusion(top_k=50)
+    fused = fusion.run(bm25_documents=bm25_docs, embedding_documents=dense_docs,
+                       definition_documents=definition_docs, hints=rewriter_output["hints"])["documents"]
+    print(fused[0].meta["fusion"])   # {'score': ..., 'ranks': {'bm25': 1, 'definitions': 1}, 'symbol': ...}
+    ```
+
+    :param weights: Weight of each list by name (`bm25`, `embedding`, `definitions`); missing names weigh 1.0.
+    :param k: The RRF constant.
+    :param strong_confidence: Definitions of symbols at least this sure are promoted wherever they are.
+    :param weak_factor: Weaker symbols' definitions weigh this times their confidence, when corroborated.
+    :param corroboration_depth: How deep in the BM25 and embedding lists a chunk counts as found by the question.
+    :param confidence_weighting: False weighs every definition 1.0 (plain RRF, for ablations).
+    :param protect_top: Keep the question's own best chunk first unless a confident definition beats it.
+    :param top_k: Most documents to return.
+    """
+
+    def __init__(
+        self,
+        *,
+        weights: dict[str, float] | None = None,
+        k: float = RRF_K,
+        strong_confidence: float = 0.5,
+        weak_factor: float = 0.5,
+        corroboration_depth: int = 20,
+        confidence_weighting: bool = True,
+        protect_top: bool = True,
+        top_k: int | None = 50,
+    ) -> None:
+        unknown = set(weights or {}) - set(LISTS)
+        if unknown:
+            raise ValueError(f"weights: unknown list(s) {sorted(unknown)}; expected {list(LISTS)}")
+        if k <= 0:
+            raise ValueError(f"k must be > 0, got {k}")
+        if corroboration_depth <= 0:
+            raise ValueError(f"corroboration_depth must be > 0, got {corroboration_depth}")
+        if top_k is not None and top_k <= 0:
+            raise ValueError(f"top_k must be > 0 or None, got {top_k}")
+        self.weights = dict(weights or {})
+        self.k = k
+        self.strong_confidence = strong_confidence
+        self.weak_factor = weak_factor
+        self.corroboration_depth = corroboration_depth
+        self.confidence_weighting = confidence_weighting
+        self.protect_top = protect_top
+        self.top_k = top_k
+
+    @component.output_types(documents=list[Document])
+    def run(
+        self,
+        bm25_documents: list[Document] | None = None,
+        embedding_documents: list[Document] | None = None,
+        definition_documents: list[Document] | None = None,
+        hints: list[dict[str, Any]] | None = None,
+        top_k: int | None = None,
+    ) -> dict[str, list[Document]]:
+        """
+        :param bm25_documents: The BM25 ranking.
+        :param embedding_documents: The embedding ranking.
+        :param definition_documents: The chunks defining the rewrite's symbols, in the rewrite's order.
+        :param hints: The rewriter's hints (`name`, `confidence`, `reasons`), for each definition's weight.
+        :param top_k: Overrides the init `top_k`.
+        :returns: `documents`: fused, best first, scored by the fusion, with `meta["fusion"]`.
+        """
+        named = {
+            "bm25": bm25_documents or [],
+            "embedding": embedding_documents or [],
+            "definitions": definition_documents or [],
+        }
+        by_id: dict[str, Document] = {}
+        for name in LISTS:
+            for document in named[name]:
+                by_id.setdefault(document.id, document)
+        lists = {name: [d.id for d in documents] for name, documents in named.items() if documents}
+        hint_by_name = {str(h.get("name")): h for h in hints or [] if h.get("kind", "symbol") == "symbol"}
+        definition_symbols: dict[str, tuple[str, dict[str, Any] | None]] = {}
+        item_weights: dict[str, dict[str, float]] = {}
+        confident: set[str] = set()
+        if named["definitions"]:
+            question_found = {d.id for name in ("bm25", "embedding") for d in named[name][: self.corroboration_depth]}
+            weights: dict[str, float] = {}
+            for document in named["definitions"]:
+                symbol, hint = self._hint_of(document, hint_by_name)
+                definition_symbols.setdefault(document.id, (symbol, hint))
+                if not self.confidence_weighting:
+                    continue
+                confidence = float(hint.get("confidence", 0.0)) if hint else UNKNOWN_CONFIDENCE
+                if confidence >= self.strong_confidence:
+                    confident.add(document.id)
+                weights.setdefault(
+                    document.id,
+                    definition_weight(
+                        confidence,
+                        corroborated=document.id in question_found,
+                        strong_confidence=self.strong_confidence,
+                        weak_factor=self.weak_factor,
+                    ),
+                )
+            item_weights["definitions"] = weights
+        fused = reciprocal_rank_fusion(lists, weights=self.weights, item_weights=item_weights, k=self.k)
+        if self.protect_top and self.confidence_weighting and fused and "definitions" in lists:
+            fused = protect_question_top(fused, lists, confident, weights=self.weights, k=self.k)
+        limit = top_k or self.top_k
+        documents = []
+        for entry in fused[:limit] if limit else fused:
+            document = by_id[entry.item]
+            provenance: dict[str, Any] = {"score": round(entry.score, 6), "ranks": dict(entry.ranks)}
+            if entry.item in definition_symbols and "definitions" in entry.contributions:
+                symbol, hint = definition_symbols[entry.item]
+                provenance["symbol"] = symbol
+                if hint is not None:
+                    provenance["confidence"] = hint.get("confidence")
+                    provenance["evidence"] = list(hint.get("reasons", []))
+            meta = {**document.meta, "fusion": provenance}
+            documents.append(dataclasses.replace(document, score=entry.score, meta=meta, embedding=None))
+        return {"documents": documents}
+
+    @component.output_types(documents=list[Document])
+    async def run_async(
+        self,
+        bm25_documents: list[Document] | None = None,
+        embedding_documents: list[Document] | None = None,
+        definition_documents: list[Document] | None = None,
+        hints: list[dict[str, Any]] | None = None,
+        top_k: int | None = None,
+    ) -> dict[str, list[Document]]:
+        return self.run(
+            bm25_documents=bm25_documents,
+            embedding_documents=embedding_documents,
+            definition_documents=definition_documents,
+            hints=hints,
+            top_k=top_k,
+        )
+
+    @staticmethod
+    def _hint_of(document: Document, hints: dict[str, dict[str, Any]]) -> tuple[str, dict[str, Any] | None]:
+        """The rewrite symbol a definition chunk stands for, and its hint (None when the hints lack it)."""
+        symbol = str(document.meta.get("symbol") or document.meta.get("qualified_name") or "")
+        qualified = str(document.meta.get("qualified_name") or "")
+        hint = hints.get(symbol) or hints.get(qualified) or hints.get(qualified.rsplit(".", 1)[-1])
+        return symbol, hint
+
+    def to_dict(self) -> dict[str, Any]:
+        return default_to_dict(
+            self,
+            weights=self.weights,
+            k=self.k,
+            strong_confidence=self.strong_confidence,
+            weak_factor=self.weak_factor,
+            corroboration_depth=self.corroboration_depth,
+            confidence_weighting=self.confidence_weighting,
+            protect_top=self.protect_top,
+            top_k=self.top_k,
+        )
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RankFusion:
+        return default_from_dict(cls, data)

@@ -1,0 +1,241 @@
+"""Hint evidence and confidence, the evidence-weighted fusion, and symbol answers (issue 13)."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+from haystack import Document
+
+from haystack_integrations.components.code_alias.core.builder import DictionaryBuilder, SourceText
+from haystack_integrations.components.code_alias.core.fusion import (
+    definition_weight,
+    protect_question_top,
+    reciprocal_rank_fusion,
+)
+from haystack_integrations.components.code_alias.core.hints import EVIDENCE_CONFIDENCE, HintIndex, combine_confidence
+from haystack_integrations.components.code_alias.core.model import AliasDictionary
+from haystack_integrations.components.code_alias.core.rewrite import dictionary_rewrite
+from haystack_integrations.components.code_alias.fusion import RankFusion
+from haystack_integrations.components.code_alias.results import FileRanker, rank_symbols
+
+ACME = Path(__file__).parent / "fixtures" / "acme_repo"
+
+
+@pytest.fixture(scope="module")
+def dictionary() -> AliasDictionary:
+    return DictionaryBuilder().build(ACME)[0]
+
+
+@pytest.fixture(scope="module")
+def hints(dictionary: AliasDictionary) -> HintIndex:
+    return HintIndex(dictionary)
+
+
+def _hint(index: HintIndex, question: str, name: str, **kwargs: object):  # type: ignore[no-untyped-def]
+    found = {h.name: h for h in index.lookup(question, **kwargs)}  # type: ignore[arg-type]
+    assert name in found, f"{name} not among the hints for {question!r}: {list(found)}"
+    return found[name]
+
+
+# ---- each evidence type ----------------------------------------------------------------------------------------
+def test_exact_identifier_is_evidence_with_high_confidence(hints: HintIndex) -> None:
+    hint = _hint(hints, "what calls PostJournal on month end?", "PostJournal")
+    assert "exact" in hint.evidence and hint.reasons[0] == "exact"
+    assert hint.confidence >= EVIDENCE_CONFIDENCE["exact"] - 1e-9
+
+
+def test_fuzzy_identifier_is_evidence(hints: HintIndex) -> None:
+    hint = _hint(hints, "withStripeBakoff is flaky", "withStripeBackoff")
+    assert "fuzzy" in hint.evidence and "exact" not in hint.evidence
+    assert 0.4 < hint.evidence["fuzzy"] < EVIDENCE_CONFIDENCE["fuzzy"] + 1e-9
+
+
+def test_nickname_is_evidence_with_its_phrase(hints: HintIndex) -> None:
+    hint = _hint(hints, "who owns the bouncer?", "AccessGate")
+    assert hint.evidence["nickname"] == EVIDENCE_CONFIDENCE["nickname"]
+    assert "nickname:the bouncer" in hint.reasons
+
+
+def test_package_name_words_are_package_evidence(hints: HintIndex) -> None:
+    hint = _hint(hints, "is payments core on the latest stripe api", "@acme/payments-core")
+    assert hint.kind == "package" and "package" in hint.evidence and "words" not in hint.evidence
+
+
+def test_all_words_of_a_split_and_some_words(hints: HintIndex) -> None:
+    all_words = _hint(hints, "where do we mint session jwt tokens", "mint_session_jwt")
+    assert all_words.evidence["all-words"] == EVIDENCE_CONFIDENCE["all-words"]  # three content words
+    some = _hint(hints, "where is the session created", "mint_session_jwt")
+    assert "words" in some.evidence and "all-words" not in some.evidence
+    assert some.evidence["words"] < all_words.evidence["words"] + 1e-9
+
+
+def test_docstring_words_are_evidence(hints: HintIndex) -> None:
+    hint = _hint(hints, "where's the payments retry helper?", "withStripeBackoff")
+    assert hint.evidence["doc"] == EVIDENCE_CONFIDENCE["doc"]
+    assert "exact" not in hint.evidence and "all-words" not in hint.evidence
+
+
+def test_abbreviation_table_is_labelled() -> None:
+    sources = [SourceText("store.py", "def open_database_connection():\n    pass\n")]
+    index = HintIndex(DictionaryBuilder().build_from_texts(sources)[0])
+    hint = _hint(index, "db connection", "open_database_connection")
+    assert "abbreviation" in hint.evidence
+    written = _hint(index, "database connection", "open_database_connection")
+    assert "abbreviation" not in written.evidence
+
+
+def test_retrieved_evidence_decays_with_rank_and_adds_hints(hints: HintIndex) -> None:
+    question = "where is the session created"
+    plain = _hint(hints, question, "mint_session_jwt")
+    first = _hint(hints, question, "mint_session_jwt", retrieved=["mint_session_jwt", "AccessGate"])
+    second = _hint(hints, question, "mint_session_jwt", retrieved=["AccessGate", "mint_session_jwt"])
+    assert "retrieved" not in plain.evidence
+    assert first.evidence["retrieved"] > second.evidence["retrieved"] > 0
+    assert first.confidence > second.confidence > plain.confidence
+    assert first.score > plain.score and first.lexical_score == pytest.approx(plain.score)
+    # A name only the retrieval pass found is offered (for an LLM to choose), but never put in the rewrite.
+    only = _hint(hints, question, "AccessGate", retrieved=["AccessGate"])
+    assert only.reasons == ["retrieved:#1"]
+    rewrite = dictionary_rewrite(question, hints.lookup(question, retrieved=["AccessGate"]))
+    assert "AccessGate" not in rewrite.symbols
+
+
+def test_words_and_retrieval_together_make_a_strong_hint(hints: HintIndex) -> None:
+    question = "where do we mint the session"
+    weak = dictionary_rewrite(question, hints.lookup(question))
+    corroborated = dictionary_rewrite(question, hints.lookup(question, retrieved=["mint_session_jwt"]))
+    assert "mint_session_jwt" not in weak.symbols
+    assert "mint_session_jwt" in corroborated.symbols
+
+
+# ---- the confidence scale --------------------------------------------------------------------------------------
+def test_confidence_orders_evidence_kinds(hints: HintIndex) -> None:
+    exact = _hint(hints, "what calls PostJournal?", "PostJournal").confidence
+    nickname = _hint(hints, "who owns the bouncer?", "AccessGate").confidence
+    all_words = _hint(hints, "where do we mint session jwt tokens", "mint_session_jwt").confidence
+    docstring = _hint(hints, "where's the payments retry helper?", "withStripeBackoff").confidence
+    some_words = _hint(hints, "where is the session created", "mint_session_jwt").confidence
+    assert exact > nickname > all_words > some_words
+    assert all_words > docstring
+
+
+def test_combine_confidence_is_noisy_or() -> None:
+    assert combine_confidence([]) == 0.0
+    assert combine_confidence([0.5, 0.5]) == pytest.approx(0.75)
+    assert combine_confidence([0.2, 0.3]) > max(0.2, 0.3)
+    assert combine_confidence([1.5, -1.0]) == 1.0  # clipped to [0, 1]
+
+
+def test_hint_dict_carries_evidence_and_confidence(hints: HintIndex) -> None:
+    data = _hint(hints, "what calls PostJournal?", "PostJournal").to_dict()
+    assert set(data["evidence"]) >= {"exact"} and 0 < data["confidence"] <= 1  # type: ignore[operator]
+
+
+# ---- fusion ----------------------------------------------------------------------------------------------------
+def test_rrf_is_independent_of_list_order() -> None:
+    lists = {"bm25": ["a", "b", "c"], "embedding": ["c", "a", "d"], "definitions": ["d", "b"]}
+    weights = {"bm25": 1.0, "embedding": 0.7, "definitions": 0.4}
+    results = set()
+    for order in itertools.permutations(lists):
+        fused = reciprocal_rank_fusion({name: lists[name] for name in order}, weights=weights)
+        results.add(tuple((f.item, round(f.score, 12)) for f in fused))
+    assert len(results) == 1
+    fused = reciprocal_rank_fusion(lists, weights=weights, k=60)
+    assert fused[0].item == "a"
+    assert fused[0].score == pytest.approx(1.0 / 61 + 0.7 / 62)
+    assert fused[0].ranks == {"bm25": 1, "embedding": 2}
+
+
+def test_rrf_ties_are_deterministic_and_zero_weight_drops() -> None:
+    fused = reciprocal_rank_fusion({"x": ["b", "a"], "y": ["a", "b"]})
+    assert [f.item for f in fused] == ["b", "a"]  # tie: first appearance in the lists by sorted name
+    dropped = reciprocal_rank_fusion({"x": ["a"], "y": ["b"]}, item_weights={"y": {"b": 0.0}})
+    assert [f.item for f in dropped] == ["a"]
+    with pytest.raises(ValueError, match="k must be"):
+        reciprocal_rank_fusion({"x": ["a"]}, k=0)
+
+
+def test_protect_question_top_only_yields_to_confident_items() -> None:
+    lists = {"bm25": ["a", "b", "c"], "definitions": ["c"]}
+    fused = reciprocal_rank_fusion(lists)
+    assert fused[0].item == "c"
+    guarded = protect_question_top(fused, lists, confident=set())
+    assert [f.item for f in guarded] == ["a", "c", "b"]
+    assert [f.item for f in protect_question_top(fused, lists, confident={"c"})] == ["c", "a", "b"]
+
+
+def test_definition_weight_gates_weak_guesses() -> None:
+    assert definition_weight(0.9, corroborated=False) == 0.9
+    assert definition_weight(0.3, corroborated=False) == 0.0
+    assert definition_weight(0.3, corroborated=True, weak_factor=0.5) == pytest.approx(0.15)
+    assert definition_weight(0.3, corroborated=True, strong_confidence=0.2) == 0.3
+
+
+def _doc(doc_id: str, path: str, name: str | None = None) -> Document:
+    meta = {"file_path": path}
+    if name:
+        meta.update(symbol=name.rsplit(".", 1)[-1], qualified_name=name, kind="function", start_line=1, end_line=3)
+    return Document(id=doc_id, content=doc_id, meta=meta)
+
+
+BM25 = [_doc("a1", "a.py", "a.helper"), _doc("b1", "b.py", "b.other"), _doc("c1", "c.py", "c.get_root_path")]
+GUESS = [_doc("c1", "c.py", "c.get_root_path")]
+
+
+def _fuse(confidence: float, **kwargs: object) -> list[Document]:
+    hints = [{"kind": "symbol", "name": "get_root_path", "confidence": confidence, "reasons": ["words", "doc"]}]
+    out = RankFusion(**kwargs).run(bm25_documents=BM25, definition_documents=GUESS, hints=hints)  # type: ignore[arg-type]
+    return out["documents"]
+
+
+def test_a_weak_guess_cannot_take_rank_one_but_a_confident_one_can() -> None:
+    weak = _fuse(0.2)
+    assert [d.id for d in weak] == ["a1", "c1", "b1"]  # corroborated (BM25 #3) and weak: reorders below the top
+    assert [d.score for d in weak] == sorted((d.score for d in weak), reverse=True)
+    assert _fuse(0.95)[0].id == "c1"  # an identifier the user wrote: promoted
+    assert _fuse(0.2, confidence_weighting=False)[0].id == "c1"  # plain RRF: the hijack the issue measured
+    assert _fuse(0.2, protect_top=False)[0].id == "c1"  # RRF's flat top: even a small weight flips it
+
+
+def test_a_weak_guess_outside_the_question_ranking_adds_nothing() -> None:
+    hints = [{"kind": "symbol", "name": "elsewhere", "confidence": 0.2, "reasons": ["words"]}]
+    far = [_doc("z1", "z.py", "z.elsewhere")]
+    out = RankFusion().run(bm25_documents=BM25, definition_documents=far, hints=hints)["documents"]
+    assert [d.id for d in out] == ["a1", "b1", "c1"]
+
+
+def test_fusion_provenance_and_symbol_answers() -> None:
+    documents = _fuse(0.95)
+    assert documents[0].meta["fusion"]["ranks"] == {"bm25": 3, "definitions": 1}
+    assert documents[0].meta["fusion"]["symbol"] == "get_root_path"
+    answer = FileRanker(top_k=5).run(documents=documents, question="root path")
+    top = answer["symbols"][0]
+    assert top["qualified_name"] == "c.get_root_path" and top["file_path"] == "c.py" and top["rank"] == 1
+    assert top["why"] == ["bm25 #3", "rewrite: get_root_path (words, doc, confidence 0.95)"]
+    assert [f["file_path"] for f in answer["files"]][:1] == ["c.py"]
+
+
+def test_rank_symbols_dedupes_and_puts_tests_last() -> None:
+    documents = [
+        _doc("t1", "tests/test_a.py", "test_a.test_helper"),
+        _doc("a1", "a.py", "a.helper"),
+        _doc("a2", "a.py", "a.helper"),  # a second chunk of the same definition
+        _doc("m1", "a.py"),  # a module remainder: defines nothing
+    ]
+    ranked = rank_symbols(documents, test_files="demote", question="where is the helper")
+    assert [s["qualified_name"] for s in ranked] == ["a.helper", "test_a.test_helper"]
+    assert [s["rank"] for s in ranked] == [1, 2]
+    kept = rank_symbols(documents, test_files="demote", question="which test covers the helper")
+    assert kept[0]["qualified_name"] == "test_a.test_helper"
+
+
+def test_rank_fusion_round_trips_and_validates() -> None:
+    fusion = RankFusion(
+        weights={"definitions": 0.5}, strong_confidence=0.6, corroboration_depth=10, protect_top=False, top_k=7
+    )
+    again = RankFusion.from_dict(fusion.to_dict())
+    assert again.to_dict() == fusion.to_dict()
+    with pytest.raises(ValueError, match="unknown list"):
+        RankFusion(weights={"bm42": 1.0})
