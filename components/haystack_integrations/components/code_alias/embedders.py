@@ -91,10 +91,16 @@ class EmbeddingCache:
         return db
 
     def _recover(self, error: sqlite3.DatabaseError) -> sqlite3.Connection:
-        """Salvage what reads, move the damaged file aside, and start a fresh one holding the salvage."""
+        """Move the damaged file aside, and start a fresh one holding the vectors of it that still read."""
+        aside = self.path.with_name(f"{self.path.name}.damaged-{time.strftime('%Y%m%dT%H%M%S')}")
+        os.replace(self.path, aside)
+        for suffix in ("-wal", "-shm"):  # committed vectors may still sit in the write-ahead log: keep them
+            companion = Path(f"{self.path}{suffix}")
+            if companion.exists():
+                os.replace(companion, Path(f"{aside}{suffix}"))
         salvaged: list[tuple[str, bytes]] = []
         try:
-            damaged = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
+            damaged = sqlite3.connect(aside)
             try:
                 for row in damaged.execute("SELECT key, vector FROM vectors"):
                     salvaged.append(row)
@@ -102,10 +108,6 @@ class EmbeddingCache:
                 damaged.close()
         except sqlite3.Error:
             pass  # keep what was read before the damage
-        aside = self.path.with_name(f"{self.path.name}.damaged-{time.strftime('%Y%m%dT%H%M%S')}")
-        os.replace(self.path, aside)
-        for suffix in ("-wal", "-shm"):
-            Path(f"{self.path}{suffix}").unlink(missing_ok=True)
         db = self._open(self.path)
         with db:
             db.executemany("INSERT OR REPLACE INTO vectors (key, vector) VALUES (?, ?)", salvaged)
