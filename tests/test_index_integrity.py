@@ -128,6 +128,44 @@ def test_reader_during_reindex_sees_old_or_new_pair_never_a_mix(tree: Path, tmp_
     assert read_once() == (True, True)
 
 
+def test_a_serving_process_answers_from_one_build_while_it_is_replaced(tree: Path, tmp_path: Path) -> None:
+    """Asks in one thread while the same process re-indexes: each answer's rewrite and files come from one build."""
+    folder = tmp_path / "index"
+    _index(folder, tree)
+    (tree / "services" / "ledger" / "fx_hedge.go").write_text("package ledger\n\nfunc HedgeCurrencyExposure() {}\n")
+    search = CodeSearch(folder, lexical=True)
+    seen: list[tuple[bool, bool]] = []
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def ask() -> None:
+        try:
+            while not stop.is_set():
+                answer = search.ask("HedgeCurrencyExposure hedge currency exposure")
+                seen.append(
+                    (
+                        "HedgeCurrencyExposure" in answer.rewrite["symbols"],
+                        any(f["file_path"].endswith("fx_hedge.go") for f in answer.files),
+                    )
+                )
+        except BaseException as error:  # reported below
+            errors.append(error)
+
+    asker = threading.Thread(target=ask)
+    asker.start()
+    try:
+        for _ in range(3):
+            time.sleep(0.2)
+            _index(folder, tree)
+    finally:
+        stop.set()
+        asker.join()
+    assert not errors, errors
+    assert {(False, False), (True, True)} <= set(seen), "the asks must span the swap"
+    assert all(new_dictionary == new_documents for new_dictionary, new_documents in seen)
+    assert search.ask("HedgeCurrencyExposure").rewrite["symbols"][:1] == ["HedgeCurrencyExposure"]
+
+
 def test_second_writer_waits_and_is_told_who_holds_the_lock(tree: Path, tmp_path: Path) -> None:
     folder = tmp_path / "index"
     with index_files.index_lock(folder):

@@ -33,6 +33,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from haystack.document_stores.errors import DocumentStoreError
+
 from .core.model import atomic_write_bytes
 from .paths import DICTIONARY_FILE, DOCUMENTS_FILE
 
@@ -48,8 +50,11 @@ LEGACY_NAMES: dict[str, str] = {"dictionary": DICTIONARY_FILE, "documents": DOCU
 _PATTERNS: dict[str, tuple[str, str]] = {"dictionary": ("dictionary-", ".json"), "documents": ("documents-", ".npz")}
 
 
-class IndexDamagedError(RuntimeError):
-    """A persisted index file that cannot be used; the message names the file and the fix."""
+class IndexDamagedError(DocumentStoreError):
+    """
+    A persisted index file that cannot be used; the message names the file and the fix. A `DocumentStoreError`, so
+    a server answers 503 (the store cannot be read) rather than 500.
+    """
 
 
 class IndexLockedError(TimeoutError):
