@@ -167,6 +167,13 @@ def strategies(retrieval: str) -> dict[str, Strategy]:
         "consensus(plain)": consensus(plain),
         "shipped": fusion(),
         "shipped open-top": fusion(protect_top=False),
+        "shipped u0.25": fusion(uncorroborated_factor=0.25),
+        "shipped u0.5": fusion(uncorroborated_factor=0.5),
+        "shipped u1.0": fusion(uncorroborated_factor=1.0),
+        "w1 u0.5": fusion(weak_factor=1.0, uncorroborated_factor=0.5),
+        "w1 u1 k20": fusion(weak_factor=1.0, uncorroborated_factor=1.0, k=20),
+        "w1 u0.5 k20": fusion(weak_factor=1.0, uncorroborated_factor=0.5, k=20),
+        "w1 u0.5 d50": fusion(weak_factor=1.0, uncorroborated_factor=0.5, corroboration_depth=50),
         "consensus(shipped)": consensus(fusion()),
     }
     for k in (60, 20, 10):

@@ -144,8 +144,10 @@ def test_json_rank_is_the_printed_order(monkeypatch: pytest.MonkeyPatch, capsys:
             {"file_path": "tests/test_pay.py", "rank": 1, "score": 0.9, "hits": []},
         ]
         symbols: ClassVar[list[dict[str, Any]]] = [
-            {"rank": 3, "qualified_name": "pay.retry"},
-            {"rank": 1, "qualified_name": "tests.test_pay"},
+            {"rank": 3, "qualified_name": "pay.retry", "file_path": "src/pay.py", "start_line": 1, "end_line": 4}
+            | {"why": ["bm25 #2"]},
+            {"rank": 1, "qualified_name": "tests.test_pay", "file_path": "tests/test_pay.py", "start_line": 1}
+            | {"end_line": 9, "why": []},
         ]
         rewrite: ClassVar[dict[str, Any]] = {"used": True, "meta": {"mode": "dictionary"}, "intent": "locate_symbol"}
         rewrite |= {"rewritten": "q", "symbols": [], "packages": []}
@@ -171,8 +173,12 @@ def test_json_rank_is_the_printed_order(monkeypatch: pytest.MonkeyPatch, capsys:
     ]
     assert [s["rank"] for s in payload["symbols"]] == [1, 2]
     code, text, _ = run_cli(["ask", "q"], capsys)
-    printed = [line.split()[1] for line in text.splitlines() if re.match(r"^\s*\d+\. ", line)]
-    assert printed == [f["file_path"] for f in payload["files"]]
+    lines = text.splitlines()
+    symbols, files = lines[lines.index("symbols:") + 1 : lines.index("files:")], lines[lines.index("files:") + 1 :]
+    assert [line.split()[1] for line in symbols] == [s["qualified_name"] for s in payload["symbols"]]
+    assert [line.split()[1] for line in files if re.match(r"^\s*\d+\. ", line)] == [
+        f["file_path"] for f in payload["files"]
+    ]
 
 
 # ---- dict show resolves a renamed name and an alias ----------------------------------------------------------------

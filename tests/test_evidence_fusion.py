@@ -239,3 +239,22 @@ def test_rank_fusion_round_trips_and_validates() -> None:
     assert again.to_dict() == fusion.to_dict()
     with pytest.raises(ValueError, match="unknown list"):
         RankFusion(weights={"bm42": 1.0})
+
+
+def test_the_first_symbol_is_guarded_too() -> None:
+    # The question's best chunk is a module remainder (no symbol); its best definition is b.other. A weak guess
+    # must not become the answer's first symbol either.
+    bm25 = [_doc("m1", "m.py"), _doc("b1", "b.py", "b.other"), _doc("c1", "c.py", "c.get_root_path")]
+    hints = [{"kind": "symbol", "name": "get_root_path", "confidence": 0.2, "reasons": ["words"]}]
+    fused = RankFusion().run(bm25_documents=bm25, definition_documents=[bm25[2]], hints=hints)["documents"]
+    assert [d.id for d in fused] == ["m1", "b1", "c1"]
+    confident = [{**hints[0], "confidence": 0.9}]
+    promoted = RankFusion().run(bm25_documents=bm25, definition_documents=[bm25[2]], hints=confident)["documents"]
+    assert [d.id for d in promoted][:2] == ["c1", "m1"]
+
+
+def test_many_written_names_each_say_less(hints: HintIndex) -> None:
+    one = _hint(hints, "what calls PostJournal?", "PostJournal")
+    many = _hint(hints, "PostJournal calls withStripeBackoff and mint_session_jwt via AccessGate", "PostJournal")
+    assert "exact" in many.evidence
+    assert many.evidence["exact"] == pytest.approx(one.evidence["exact"] / 2)  # four names written: / sqrt(4)

@@ -26,10 +26,10 @@ class RankFusion:
     (an identifier written in the question, a nickname, ...) is promoted anywhere; a weak one (shared words only)
     only reorders chunks the question's own retrievers already ranked in their first `corroboration_depth`
     places, at `weak_factor` of its confidence. With `protect_top`, the first place goes to the question's own
-    best chunk (BM25 and embedding fused) unless a confident definition outranks it: a weak guess may reorder
-    the rest, never the top. See `core.fusion` for the formula. Every output document's
-    `meta["fusion"]` says where it came from: its rank in each list, and for a definition, the symbol, its
-    confidence and evidence (the *why* of a symbol answer).
+    best chunk (BM25 and embedding fused), and the first definition to its best definition, unless a confident
+    definition outranks it: a weak guess may reorder the rest, never the top file or the top symbol. See
+    `core.fusion` for the formula. Every output document's `meta["fusion"]` says where it came from: its rank in
+    each list, and for a definition, the symbol, its confidence and evidence (the *why* of a symbol answer).
 
     ### Usage example
 
@@ -46,6 +46,8 @@ class RankFusion:
     :param k: The RRF constant.
     :param strong_confidence: Definitions of symbols at least this sure are promoted wherever they are.
     :param weak_factor: Weaker symbols' definitions weigh this times their confidence, when corroborated.
+    :param uncorroborated_factor: Weaker symbols' definitions the question did not find weigh this times their
+        confidence (0, the default: a guess brings in nothing the question's retrievers did not find).
     :param corroboration_depth: How deep in the BM25 and embedding lists a chunk counts as found by the question.
     :param confidence_weighting: False weighs every definition 1.0 (plain RRF, for ablations).
     :param protect_top: Keep the question's own best chunk first unless a confident definition beats it.
@@ -59,6 +61,7 @@ class RankFusion:
         k: float = RRF_K,
         strong_confidence: float = 0.5,
         weak_factor: float = 0.5,
+        uncorroborated_factor: float = 0.0,
         corroboration_depth: int = 20,
         confidence_weighting: bool = True,
         protect_top: bool = True,
@@ -77,6 +80,7 @@ class RankFusion:
         self.k = k
         self.strong_confidence = strong_confidence
         self.weak_factor = weak_factor
+        self.uncorroborated_factor = uncorroborated_factor
         self.corroboration_depth = corroboration_depth
         self.confidence_weighting = confidence_weighting
         self.protect_top = protect_top
@@ -131,12 +135,16 @@ class RankFusion:
                         corroborated=document.id in question_found,
                         strong_confidence=self.strong_confidence,
                         weak_factor=self.weak_factor,
+                        uncorroborated_factor=self.uncorroborated_factor,
                     ),
                 )
             item_weights["definitions"] = weights
         fused = reciprocal_rank_fusion(lists, weights=self.weights, item_weights=item_weights, k=self.k)
         if self.protect_top and self.confidence_weighting and fused and "definitions" in lists:
-            fused = protect_question_top(fused, lists, confident, weights=self.weights, k=self.k)
+            # The first chunk (the first file) and the first definition (the first symbol) are both guarded.
+            defining = {d.id for d in by_id.values() if d.meta.get("qualified_name") or d.meta.get("symbol")}
+            for among in (None, defining):
+                fused = protect_question_top(fused, lists, confident, among=among, weights=self.weights, k=self.k)
         limit = top_k or self.top_k
         documents = []
         for entry in fused[:limit] if limit else fused:
@@ -184,6 +192,7 @@ class RankFusion:
             k=self.k,
             strong_confidence=self.strong_confidence,
             weak_factor=self.weak_factor,
+            uncorroborated_factor=self.uncorroborated_factor,
             corroboration_depth=self.corroboration_depth,
             confidence_weighting=self.confidence_weighting,
             protect_top=self.protect_top,

@@ -88,6 +88,7 @@ def definition_weight(
     corroborated: bool,
     strong_confidence: float = 0.5,
     weak_factor: float = 0.5,
+    uncorroborated_factor: float = 0.0,
 ) -> float:
     """
     How much one chunk of the rewrite's definitions list may weigh (module docstring).
@@ -95,12 +96,13 @@ def definition_weight(
     :param confidence: The rewrite's confidence in the symbol the chunk defines (0..1).
     :param corroborated: Whether the question's own retrievers found the chunk in their first places.
     :param strong_confidence: From this confidence on, the symbol weighs its confidence anywhere.
-    :param weak_factor: A weaker symbol's confidence is scaled by this, and counts only when corroborated.
+    :param weak_factor: A weaker symbol's confidence is scaled by this when corroborated...
+    :param uncorroborated_factor: ...and by this when not (0: a weak guess brings in nothing new).
     """
     confidence = min(1.0, max(0.0, confidence))
     if confidence >= strong_confidence:
         return confidence
-    return weak_factor * confidence if corroborated else 0.0
+    return confidence * (weak_factor if corroborated else uncorroborated_factor)
 
 
 def protect_question_top(
@@ -108,6 +110,7 @@ def protect_question_top(
     lists: Mapping[str, Sequence[str]],
     confident: set[str],
     *,
+    among: set[str] | None = None,
     rewrite_list: str = "definitions",
     weights: Mapping[str, float] | None = None,
     k: float = RRF_K,
@@ -116,21 +119,33 @@ def protect_question_top(
     Keep the question's own best item first unless the fused first is backed by a confident rewrite symbol.
 
     The question's best item is the top of the fusion of every list but `rewrite_list`. When the fused ranking
-    puts something else first and that item is not in `confident`, the question's best moves back to the top;
-    the rest keeps its fused order.
+    puts something else first and that item is not in `confident`, the question's best moves up to take its
+    place; the rest keeps its fused order. With `among`, "first" means first among those items (e.g. the chunks
+    that define a symbol, so the first *symbol* of the answer is guarded too).
 
     :param fused: The fused ranking (`reciprocal_rank_fusion`).
     :param lists: The lists it fused.
     :param confident: Items whose rewrite evidence is strong enough to take the first place.
+    :param among: Only items in this set compete for the guarded place (None: all).
     """
+    eligible = [entry for entry in fused if among is None or entry.item in among]
     question_lists = {name: items for name, items in lists.items() if name != rewrite_list}
-    if not fused or not question_lists or fused[0].item in confident:
+    if not eligible or not question_lists or eligible[0].item in confident:
         return fused
-    question = reciprocal_rank_fusion(question_lists, weights=weights, k=k)
-    if not question or fused[0].item == question[0].item:
+    question = [
+        entry
+        for entry in reciprocal_rank_fusion(question_lists, weights=weights, k=k)
+        if among is None or entry.item in among
+    ]
+    if not question or eligible[0].item == question[0].item:
         return fused
-    best = question[0].item
-    head = [entry for entry in fused if entry.item == best]
-    for entry in head:  # scores stay monotonic for consumers that sort by them
-        entry.score = fused[0].score * (1.0 + 1e-9)
-    return head + [entry for entry in fused if entry.item != best]
+    best, usurper = question[0].item, eligible[0]
+    moved = next(entry for entry in fused if entry.item == best)
+    moved.score = usurper.score * (1.0 + 1e-9)  # scores stay monotonic for consumers that sort by them
+    reordered: list[Fused] = []
+    for entry in fused:
+        if entry is usurper:
+            reordered.append(moved)
+        if entry is not moved:
+            reordered.append(entry)
+    return reordered

@@ -52,7 +52,7 @@ EvidenceKind = Literal[
 ]
 #: Confidence one kind of evidence gives on its own (before the per-hint scaling described in `HintIndex.lookup`).
 EVIDENCE_CONFIDENCE: dict[str, float] = {
-    "exact": 0.95,  # an identifier written out; / spread (1 + log2 of its definitions)
+    "exact": 0.95,  # an identifier written out; / spread (1 + log2 of its definitions) / sqrt(names written)
     "nickname": 0.9,  # the team's own nickname file
     "alias": 0.8,  # a retired name (rename) or a package alias
     "fuzzy": 0.6,  # a typo of an identifier; x similarity, / spread
@@ -272,12 +272,20 @@ class HintIndex:
                     details[index][kind] = detail
 
         identifiers = [token for token in find_identifiers(question) if _looks_like_identifier(token)]
+        exact_hits = {
+            token: self._lookup_exact(token) or self._lookup_exact(token.split(".")[-1]) for token in identifiers
+        }
+        # One name written in a question is what it asks about; one of the fifteen names of a bug report's
+        # traceback is mostly context: the more names written, the less each one says.
+        written = max(1, len({token for token, hits in exact_hits.items() if hits}))
         for token in identifiers:
-            hits = self._lookup_exact(token) or self._lookup_exact(token.split(".")[-1])
+            hits = exact_hits[token]
             for index in hits:
                 # A name defined in many places (`write`, `__init__`) says little about where to look.
                 spread = self._spread[index]
-                credit(index, EXACT_WEIGHT / spread, "exact", EVIDENCE_CONFIDENCE["exact"] / spread)
+                credit(
+                    index, EXACT_WEIGHT / spread, "exact", EVIDENCE_CONFIDENCE["exact"] / spread / math.sqrt(written)
+                )
             if not hits and len(token) >= 5:
                 for match, score, _ in process.extract(
                     token.lower(), self._name_vocabulary, scorer=fuzz.ratio, score_cutoff=FUZZY_CUTOFF, limit=3
