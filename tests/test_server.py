@@ -32,7 +32,7 @@ import httpx  # a dependency of hayhooks
 REPO = Path(__file__).resolve().parents[1]
 TOKEN = "test-token-4f1c"
 AUTH = {"authorization": f"Bearer {TOKEN}"}
-NAMES = ("code_alias_ask", "code_alias_rewrite", "code_alias_autocomplete", "code_alias_status")
+NAMES = ("code_alias_ask", "code_alias_rewrite", "code_alias_autocomplete", "code_alias_status", "code_alias_sync")
 STARTUP_SECONDS = 180.0
 CLI = [sys.executable, "-m", "haystack_integrations.components.code_alias.cli"]
 RETRY_QUESTION = "where's the payments retry helper?"
@@ -486,3 +486,10 @@ def test_hayhooks_wrappers_refuse_runtime_deployment(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(settings, "durable_mode", False)
     monkeypatch.setenv("CODE_ALIAS_ALLOW_RUNTIME_DEPLOY", "1")
     require_fixed_deployments()
+
+
+def test_the_push_webhook_is_off_without_a_secret(served: Served) -> None:
+    """No CODE_ALIAS_WEBHOOK_SECRET: the webhook (which needs no bearer token) refuses every call, and says why."""
+    with httpx.Client(base_url=served.url, timeout=30) as anonymous:
+        response = anonymous.post("/code_alias_sync/run", json={"paths": ["a.py"]}, headers={"x-gitlab-token": "x"})
+    assert response.status_code == 403 and "CODE_ALIAS_WEBHOOK_SECRET" in response.text

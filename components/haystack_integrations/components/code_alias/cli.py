@@ -81,6 +81,13 @@ def _parser() -> argparse.ArgumentParser:
     complete.add_argument("prefix")
     complete.add_argument("--limit", type=int, default=10)
 
+    sync = commands.add_parser(
+        "sync", parents=[common], help="refresh the index from the working tree (for cron; as a push webhook does)"
+    )
+    sync.add_argument("path", nargs="?", help="repository root (default: the one the index was built from)")
+    sync.add_argument("--lock-timeout", type=float, metavar="S", help="give up after S seconds behind another writer")
+    commands.add_parser("status", parents=[common], help="the index and its last sync (time, version, error)")
+
     bench = commands.add_parser("bench", help="run the evaluation harness (see `code-alias bench --help`)")
     bench.add_argument("args", nargs=argparse.REMAINDER)
 
@@ -284,6 +291,33 @@ def _cmd_dict(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_sync(args: argparse.Namespace) -> int:
+    from .live import run_sync
+
+    record = run_sync(args.index_dir, args.path, backend=args.backend, lock_timeout=args.lock_timeout)
+    ok = record["state"] == "ok"
+    text = (
+        f"Synced {record['root']} in {record['last_seconds']} s: {record['files_changed']} files changed, "
+        f"{record['files_removed']} removed; dictionary {record['dictionary_version']}, {record['documents']} chunks"
+        if ok
+        else f"code-alias: sync failed, the previous index keeps serving: {record['last_error']}"
+    )
+    if ok or args.json:
+        _emit(args, record, text)
+    else:
+        print(text, file=sys.stderr)
+    return 0 if ok else EXIT_ERROR
+
+
+def _cmd_status(args: argparse.Namespace) -> int:
+    from .live import read_status
+
+    record = read_status(Path(args.index_dir).expanduser().resolve())
+    text = "\n".join(f"{key}: {'-' if value is None else value}" for key, value in record.items())
+    _emit(args, record, text)
+    return 0
+
+
 def _cmd_bench(args: argparse.Namespace) -> int:
     from .evaluation.cli import bench_main
 
@@ -320,6 +354,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     handlers = {"index": _cmd_index, "ask": _cmd_ask, "dict": _cmd_dict, "bench": _cmd_bench, "serve": _cmd_serve}
+    handlers.update(sync=_cmd_sync, status=_cmd_status)
     try:
         code = handlers[args.command](args)
         sys.stdout.flush()  # a reader that went away (`| head`) shows up here, inside this try

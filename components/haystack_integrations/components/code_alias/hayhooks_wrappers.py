@@ -11,11 +11,19 @@ The signatures and docstrings of `run_api` are the REST request schemas and the 
 from __future__ import annotations
 
 import os
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
+from fastapi import HTTPException
 from hayhooks.server.utils.base_pipeline_wrapper import BasePipelineWrapper
 from pydantic import Field
+from starlette.datastructures import Headers
 
+from haystack_integrations.components.code_alias.live import (
+    SyncStatus,
+    WebhookRefused,
+    handle_webhook,
+    read_status,
+)
 from haystack_integrations.components.code_alias.serving import (
     LIMIT_RANGE,
     MAX_PREFIX_CHARS,
@@ -27,6 +35,7 @@ from haystack_integrations.components.code_alias.serving import (
     RewriteResponse,
     StatusResponse,
     get_service,
+    hide_paths,
 )
 
 ALLOW_RUNTIME_DEPLOY_ENV = "CODE_ALIAS_ALLOW_RUNTIME_DEPLOY"
@@ -146,6 +155,12 @@ class AutocompleteWrapper(BasePipelineWrapper):
         return self.service.autocomplete(prefix, limit)
 
 
+class StatusWithSync(StatusResponse):
+    """`code_alias_status`'s answer: the service's status and the last refresh of its index folder."""
+
+    sync: SyncStatus
+
+
 class StatusWrapper(BasePipelineWrapper):
     """Reports the shared service's state; answers 200 even without an index (then `ready` is false)."""
 
@@ -156,16 +171,81 @@ class StatusWrapper(BasePipelineWrapper):
         self.service: CodeAliasService = get_service()
         self.pipeline = None
 
-    def run_api(self) -> StatusResponse:
+    def run_api(self) -> StatusWithSync:
         """Health and status of the code-alias server: whether the index is loaded (and if not, how to build \
-it), the index folder, dictionary version and size, document count, the rewrite modes available and whether a \
-chat generator is configured.
+it), the index folder, dictionary version and size, document count, the rewrite modes available, whether a \
+chat generator is configured, and the last refresh (sync) of the index.
 
         :returns: `ready`, `error`, `index_dir`, `backend`, `dictionary` (version, root, symbols, packages,
             files), `documents`, `modes`, `generator` (configured, kind, model, base_url, timeout),
-            `rewrite_cache`, `limits`, `torch_threads` and `uptime_seconds`.
+            `rewrite_cache`, `limits`, `torch_threads`, `uptime_seconds` and `sync` (state, last_sync_id,
+            last_trigger, last_started_at, last_finished_at, last_seconds, last_ok_at, last_error, root,
+            dictionary_version, documents, files_changed, files_removed, paths).
         """
-        return self.service.status()
+        return {**self.service.status(), "sync": read_status(self.service.settings.index_dir)}
+
+
+class SyncWrapper(BasePipelineWrapper):
+    """
+    Refresh on push: re-index the served repository from its working tree (`live.py`; `CodeSearch.index`).
+
+    Under `code-alias serve` the route reads the raw body and accepts GitHub's `X-Hub-Signature-256`; under
+    `hayhooks run` only the parsed JSON reaches `run_api`, so only GitLab's `X-Gitlab-Token` (the secret itself)
+    can authenticate there.
+    """
+
+    skip_mcp = True
+
+    def setup(self) -> None:
+        """Share the process's service (its index folder and backend)."""
+        self.service: CodeAliasService = get_service()
+        self.pipeline = None
+
+    def webhook(self, headers: dict[str, str], body: bytes | None, client: str = "?", payload: Any = None) -> Any:
+        """Authenticate, parse and queue a request (raises `WebhookRefused`)."""
+        settings = self.service.settings
+        return handle_webhook(
+            settings.index_dir,
+            headers,
+            body,
+            payload,
+            backend=settings.backend,
+            lexical=settings.lexical,
+            client=client,
+        )
+
+    def run_api(
+        self,
+        repository: dict[str, Any] | str | None = None,
+        paths: list[str] | None = None,
+        commits: list[dict[str, Any]] | None = None,
+        project: dict[str, Any] | None = None,
+        ref: str | None = None,
+        headers: Headers | None = None,
+    ) -> dict[str, Any]:
+        """Refresh the index after a push: a GitHub/GitLab push event, or `{"repository": NAME, "paths": [...]}` \
+for a repository this server already indexes. Signed with CODE_ALIAS_WEBHOOK_SECRET; answers at once, the \
+refresh runs in the background and `code_alias_status` reports it.
+
+        :param repository: The repository (GitHub's object or a name such as owner/name).
+        :param paths: The changed paths (a plain request).
+        :param commits: The push event's commits (their added, modified and removed paths).
+        :param project: GitLab's project object.
+        :param ref: The pushed ref.
+        :returns: `accepted`, `sync_id`, `running_ahead`, `paths`, `event` and `repository`.
+        """
+        payload: dict[str, Any] = {"repository": repository, "ref": ref}
+        if commits is not None:
+            payload["commits"] = commits
+        elif paths is not None:
+            payload["paths"] = paths
+        if project is not None:
+            payload["project"] = project
+        lowered = {key.lower(): value for key, value in (headers or {}).items()}
+        try:
+            return self.webhook(lowered, None, payload=payload)
+        except WebhookRefused as refused:
+            raise HTTPException(status_code=refused.status_code, detail=hide_paths(refused.detail)) from None
 
 
 #: The deployments, by the name of their route (`/NAME/run`) and MCP tool; nothing else is ever served.
@@ -174,4 +254,5 @@ DEPLOYMENTS: dict[str, type[BasePipelineWrapper]] = {
     "code_alias_rewrite": RewriteWrapper,
     "code_alias_autocomplete": AutocompleteWrapper,
     "code_alias_status": StatusWrapper,
+    "code_alias_sync": SyncWrapper,
 }

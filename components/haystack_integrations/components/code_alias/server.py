@@ -3,7 +3,7 @@
 `hayhooks run` (2.1) keeps Hayhooks' runtime deployment routes on: whoever reaches its port can POST Python to
 `/deploy_files` (or call the MCP tool `deploy_pipeline`) and the server imports it. This module builds its own
 FastAPI app from the wrapper classes in `hayhooks_wrappers.py`, by import: the routes are exactly
-`POST /code_alias_{ask,rewrite,autocomplete,status}/run`, `GET /status`, the OpenAPI page and, with `mcp=True`,
+`POST /code_alias_{ask,rewrite,autocomplete,status,sync}/run`, `GET /status`, the OpenAPI page and, with `mcp=True`,
 the MCP streamable-HTTP endpoint `/mcp` whose tools are `code_alias_ask` and `code_alias_rewrite`. There is no
 route or tool that deploys, undeploys, writes a file or imports a module, so none can be reached.
 
@@ -13,8 +13,11 @@ Around the app (see `docs/serving.md` for the threat model):
 - the `Host` header must name this server (loopback names by default: no DNS rebinding from a web page);
 - a request with an `Origin` header is refused (403) unless it is same-origin or listed in
   `CODE_ALIAS_CORS_ORIGINS` (then, and only then, CORS headers are sent);
-- with `CODE_ALIAS_API_TOKEN` set, every request (REST, docs, MCP) needs `Authorization: Bearer TOKEN` (401);
-- a body over `CODE_ALIAS_MAX_BODY_BYTES` (64 KiB) is a 413, read no further;
+- with `CODE_ALIAS_API_TOKEN` set, every request (REST, docs, MCP) needs `Authorization: Bearer TOKEN` (401),
+  except the push webhook `POST /code_alias_sync/run`, which a Git host cannot give a bearer token: it must be
+  signed with `CODE_ALIAS_WEBHOOK_SECRET` instead (`live.py`; 401 unsigned, 403 without a secret configured);
+- a body over `CODE_ALIAS_MAX_BODY_BYTES` (64 KiB; 1 MiB for the webhook, whose push payloads list commits) is a
+  413, read no further;
 - a request that does not fit the schema is a 422 whose body never repeats the input, and any other failure a
   one-line 500 with no traceback or path; the connection stays usable either way.
 """
@@ -44,6 +47,8 @@ DEFAULT_MAX_BODY_BYTES = 64 * 1024
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1", "[::1]")
 MAX_ERRORS_SHOWN = 10
 MAX_MESSAGE_CHARS = 200
+SYNC_PATH = "/code_alias_sync/run"
+SYNC_MAX_BODY_BYTES = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -181,18 +186,20 @@ class GuardMiddleware:
         if origin is not None and not self._origin_allowed(origin, headers.get("host", ""), scope):
             await _send_json(send, 403, "cross-origin requests are not allowed (see CODE_ALIAS_CORS_ORIGINS)")
             return
-        if self.token is not None and not self._authorized(headers.get("authorization", "")):
+        webhook = scope.get("path") == SYNC_PATH  # signed with the webhook secret instead (checked by the route)
+        if self.token is not None and not webhook and not self._authorized(headers.get("authorization", "")):
             await _send_json(
                 send, 401, "missing or wrong bearer token", [(b"www-authenticate", b'Bearer realm="code-alias"')]
             )
             return
+        limit = max(self.settings.max_body_bytes, SYNC_MAX_BODY_BYTES) if webhook else self.settings.max_body_bytes
         declared = headers.get("content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > self.settings.max_body_bytes):
-            await self._too_large(send)
+        if declared is not None and (not declared.isdigit() or int(declared) > limit):
+            await self._too_large(send, limit)
             return
-        body, more = await self._read_body(receive)
+        body, more = await self._read_body(receive, limit)
         if more:
-            await self._too_large(send)
+            await self._too_large(send, limit)
             return
         await self._run(scope, self._replay(body, receive), send)
 
@@ -208,13 +215,12 @@ class GuardMiddleware:
         assert self.token is not None
         return scheme.lower() == "bearer" and hmac.compare_digest(credentials.strip().encode(), self.token)
 
-    async def _too_large(self, send: Send) -> None:
-        limit = self.settings.max_body_bytes
+    async def _too_large(self, send: Send, limit: int) -> None:
         await _send_json(
             send, 413, f"request body over {limit:,} bytes (CODE_ALIAS_MAX_BODY_BYTES)", [(b"connection", b"close")]
         )
 
-    async def _read_body(self, receive: Receive) -> tuple[bytes, bool]:
+    async def _read_body(self, receive: Receive, limit: int) -> tuple[bytes, bool]:
         """The whole body, or (what was read, True) as soon as it passes the limit."""
         chunks: list[bytes] = []
         size = 0
@@ -224,7 +230,7 @@ class GuardMiddleware:
                 return b"", False
             chunk = message.get("body", b"")
             size += len(chunk)
-            if size > self.settings.max_body_bytes:
+            if size > limit:
                 return b"", True
             chunks.append(chunk)
             if not message.get("more_body", False):
@@ -307,6 +313,40 @@ def _run_route(name: str, wrapper: Any) -> dict[str, Any]:
     }
 
 
+def _sync_route(wrapper: Any) -> dict[str, Any]:
+    """
+    `POST /code_alias_sync/run`: the push webhook. It reads the raw body (the guard has read it once, within its
+    size limit, and replays it byte for byte), because GitHub's signature is an HMAC of exactly those bytes.
+    """
+    from fastapi import Request
+    from fastapi.concurrency import run_in_threadpool
+    from fastapi.responses import JSONResponse
+
+    from haystack_integrations.components.code_alias.live import WebhookRefused
+
+    async def endpoint(request: Request) -> JSONResponse:
+        body = await request.body()
+        headers = {key.lower(): value for key, value in request.headers.items()}
+        client = request.client.host if request.client else "?"
+        try:
+            result = await run_in_threadpool(wrapper.webhook, headers, body, client)
+        except WebhookRefused as refused:
+            return JSONResponse({"detail": hide_paths(refused.detail)}, status_code=refused.status_code)
+        return JSONResponse({"result": result}, status_code=202 if result.get("accepted") else 200)
+
+    endpoint.__annotations__ = {"request": Request, "return": JSONResponse}  # real classes, not this module's strings
+    return {
+        "path": SYNC_PATH,
+        "endpoint": endpoint,
+        "methods": ["POST"],
+        "name": "code_alias_sync_run",
+        "description": "Push webhook (GitHub `X-Hub-Signature-256` or GitLab `X-Gitlab-Token`, secret from "
+        'CODE_ALIAS_WEBHOOK_SECRET) or `{"repository": NAME, "paths": [...]}`: refresh the index from the '
+        "working tree in the background; 202 with a `sync_id` that `code_alias_status` reports once done.",
+        "tags": ["code-alias"],
+    }
+
+
 def build_app(settings: ServerSettings | None = None, service_settings: ServiceSettings | None = None) -> Any:
     """
     The FastAPI app of `code-alias serve`, with the service loaded (index, dictionary, model: once).
@@ -352,7 +392,7 @@ def build_app(settings: ServerSettings | None = None, service_settings: ServiceS
         redoc_url=None,
     )
     for name, wrapper in wrappers.items():
-        app.add_api_route(**_run_route(name, wrapper))
+        app.add_api_route(**(_sync_route(wrapper) if name == "code_alias_sync" else _run_route(name, wrapper)))
 
     @app.get("/status", tags=["code-alias"])
     async def status() -> dict[str, Any]:

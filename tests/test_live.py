@@ -1,0 +1,381 @@
+"""Refresh on push: a real `code-alias serve` on loopback, signed webhooks, and asks that never see a half-built index.
+
+The server runs the BM25-only pipeline over an index of a copy of the fixture repository (no model loads), with a
+bearer token for its ordinary routes and `CODE_ALIAS_WEBHOOK_SECRET` for the webhook, which a Git host calls without
+the token. The tests share one server and run in order: refusals first (nothing changes), then a signed push that
+renames a function, then a GitLab-style request, then a sync that fails.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import ACME_REPO
+
+pytest.importorskip("hayhooks")
+import httpx  # a dependency of hayhooks
+
+from haystack_integrations.components.code_alias.live import (
+    STATUS_FILE,
+    PushRequest,
+    WebhookRefused,
+    parse_push,
+    read_status,
+    signature_of,
+    verify_request,
+)
+from tests.test_server import CLI, REPO, RETRY_QUESTION, STARTUP_SECONDS, Served, free_port
+
+SECRET = "webhook-secret-9d2e"
+TOKEN = "api-token-51ab"
+AUTH = {"authorization": f"Bearer {TOKEN}"}
+RETRY_FILE = "packages/payments-core/src/retry.ts"
+SYNC = "/code_alias_sync/run"
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    from haystack_integrations.components.code_alias.search import CodeSearch
+
+    base = tmp_path_factory.mktemp("live")
+    repo = base / "acme_repo"
+    shutil.copytree(ACME_REPO, repo)
+    index_dir = base / "index"
+    CodeSearch(index_dir, lexical=True).index(repo)
+    workdir = base / "cwd"
+    workdir.mkdir()
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CODE_ALIAS_", "HAYHOOKS_"))}
+    env.update(
+        HAYSTACK_TELEMETRY_ENABLED="False",
+        HF_HUB_OFFLINE="1",
+        CODE_ALIAS_API_TOKEN=TOKEN,
+        CODE_ALIAS_WEBHOOK_SECRET=SECRET,
+        CODE_ALIAS_LEXICAL="1",
+        CODE_ALIAS_SYNC_LOCK_TIMEOUT="2",
+        PYTHONPATH=os.pathsep.join([str(REPO / "components"), env.get("PYTHONPATH", "")]),
+    )
+    log = workdir / "server.log"
+    with log.open("wb") as handle:
+        process = subprocess.Popen(
+            [*CLI, "--index-dir", str(index_dir), "serve", "--port", str(port)],
+            cwd=workdir,
+            env=env,
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+        )
+    server = Served("127.0.0.1", port, process, log, workdir, workdir / "unused")
+    try:
+        deadline = time.monotonic() + STARTUP_SECONDS
+        while True:
+            assert process.poll() is None, f"code-alias serve exited with {process.returncode}:\n{server.log_tail()}"
+            assert time.monotonic() < deadline, f"code-alias serve did not answer:\n{server.log_tail()}"
+            try:
+                if httpx.get(server.url + "/status", headers=AUTH, timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.3)
+        yield server
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+
+
+@pytest.fixture
+def client(served: Served) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=served.url, headers=AUTH, timeout=60) as http:
+        yield http
+
+
+def repo_of(served: Served) -> Path:
+    return served.workdir.parent / "acme_repo"
+
+
+def index_of(served: Served) -> Path:
+    return served.workdir.parent / "index"
+
+
+def push_body(paths: list[str], full_name: str = "acme/acme_repo") -> bytes:
+    """A GitHub push event as GitHub sends it (trimmed to what matters)."""
+    event = {
+        "ref": "refs/heads/main",
+        "before": "0" * 40,
+        "after": "1" * 40,
+        "repository": {"full_name": full_name, "name": full_name.split("/")[-1]},
+        "commits": [{"id": "1" * 40, "added": [], "modified": paths, "removed": []}],
+    }
+    return json.dumps(event).encode()
+
+
+def signed(body: bytes, secret: str = SECRET) -> dict[str, str]:
+    return {
+        "content-type": "application/json",
+        "x-github-event": "push",
+        "x-hub-signature-256": signature_of(body, secret),
+    }
+
+
+def sync_status(client: httpx.Client) -> dict[str, Any]:
+    response = client.post("/code_alias_status/run", json={})
+    assert response.status_code == 200, response.text
+    return dict(response.json()["result"]["sync"])
+
+
+def wait_for_sync(client: httpx.Client, sync_id: int, timeout: float = 120.0) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while True:
+        status = sync_status(client)
+        if (status["last_sync_id"] or 0) >= sync_id and status["state"] in ("ok", "failed"):
+            return status
+        assert time.monotonic() < deadline, f"sync {sync_id} did not finish: {status}"
+        time.sleep(0.05)
+
+
+def index_state(served: Served) -> tuple[bytes, bytes | None]:
+    folder = index_of(served)
+    status = folder / STATUS_FILE
+    return (folder / "manifest.json").read_bytes(), status.read_bytes() if status.exists() else None
+
+
+# ---- refusals: nothing changes ---------------------------------------------------------------------------------
+def test_unsigned_and_badly_signed_requests_get_401_and_change_nothing(served: Served) -> None:
+    before = index_state(served)
+    body = push_body([RETRY_FILE])
+    attempts: list[dict[str, str]] = [
+        {"content-type": "application/json"},  # unsigned
+        signed(body, "not-the-secret"),  # wrong secret
+        signed(body + b" "),  # signature of another body
+        {**signed(body), "x-hub-signature-256": signature_of(body, SECRET).replace("sha256=", "sha1=")},
+        {"content-type": "application/json", "x-gitlab-token": "not-the-secret"},
+    ]
+    with httpx.Client(base_url=served.url, timeout=30) as anonymous:
+        for headers in attempts:
+            response = anonymous.post(SYNC, content=body, headers=headers)
+            assert response.status_code == 401, (headers, response.text)
+            assert SECRET not in response.text
+        # the bearer token is not a way in either: the webhook's only credential is the secret
+        response = anonymous.post(SYNC, content=body, headers={**AUTH, "content-type": "application/json"})
+        assert response.status_code == 401
+    time.sleep(0.5)  # a sync wrongly started would have touched the index by now
+    assert index_state(served) == before
+    assert SECRET not in served.log_tail()
+
+
+# ---- a signed push ----------------------------------------------------------------------------------------------
+def test_signed_push_renames_a_function_and_asks_keep_answering(served: Served, client: httpx.Client) -> None:
+    old_version = sync_status(client)["dictionary_version"]
+    repo = repo_of(served)
+    retry = repo / RETRY_FILE
+    retry.write_text(retry.read_text(encoding="utf-8").replace("withStripeBackoff", "retryStripeCall"), "utf-8")
+    client_ts = repo / "packages/payments-core/src/client.ts"
+    client_ts.write_text(client_ts.read_text(encoding="utf-8") + "\n// retries: see retryStripeCall\n", "utf-8")
+
+    answers: list[tuple[int, str | None]] = []
+    stop = threading.Event()
+
+    def ask_in_a_loop() -> None:
+        with httpx.Client(base_url=served.url, headers=AUTH, timeout=60) as http:
+            while not stop.is_set():
+                response = http.post("/code_alias_ask/run", json={"question": RETRY_QUESTION, "top_k": 3})
+                files = response.json().get("result", {}).get("files", []) if response.status_code == 200 else []
+                answers.append((response.status_code, files[0]["file_path"] if files else None))
+
+    asker = threading.Thread(target=ask_in_a_loop)
+    asker.start()
+    try:
+        time.sleep(0.3)
+        body = push_body([RETRY_FILE, "packages/payments-core/src/client.ts"])
+        started = time.monotonic()
+        response = httpx.post(served.url + SYNC, content=body, headers=signed(body), timeout=30)
+        assert response.status_code == 202, response.text
+        queued = response.json()["result"]
+        assert queued["accepted"] is True and queued["paths"] == 2
+        status = wait_for_sync(client, queued["sync_id"])
+        seconds = time.monotonic() - started
+        time.sleep(0.3)
+    finally:
+        stop.set()
+        asker.join(timeout=60)
+    assert status["state"] == "ok" and status["last_error"] is None, status
+    assert status["last_trigger"] == "webhook" and status["files_changed"] == 2
+    assert status["dictionary_version"] != old_version
+    assert len(answers) >= 3, answers
+    assert all(code == 200 and top == RETRY_FILE for code, top in answers), answers
+    print(f"sync after a push of 2 changed files: {seconds:.2f} s from request to the new build serving")
+
+    # the next ask finds the new name, and the old one still resolves to it
+    for question in ("where is retryStripeCall?", "where is withStripeBackoff?"):
+        result = client.post("/code_alias_ask/run", json={"question": question, "top_k": 3}).json()["result"]
+        assert result["files"][0]["file_path"] == RETRY_FILE, (question, result["files"])
+        assert "retryStripeCall" in {symbol["symbol"] for symbol in result["symbols"]}, (question, result["symbols"])
+        assert "retryStripeCall" in result["rewrite"]["symbols"], (question, result["rewrite"])
+    rewrite = client.post("/code_alias_rewrite/run", json={"question": "withStripeBackoff"}).json()["result"]
+    assert rewrite["symbols"] == ["retryStripeCall"]
+    assert rewrite["meta"]["dictionary_version"] == status["dictionary_version"]  # the rewrite follows the swap
+    shown = run_cli(served, "dict", "show", "withStripeBackoff")
+    assert shown.returncode == 0, shown.stderr
+    assert "renamed to retryStripeCall" in shown.stdout
+
+
+def test_gitlab_token_and_a_plain_list_of_paths(served: Served, client: httpx.Client) -> None:
+    headers = {"x-gitlab-token": SECRET}
+    wrong = httpx.post(
+        served.url + SYNC, json={"repository": "acme/other", "paths": [RETRY_FILE]}, headers=headers, timeout=30
+    )
+    assert wrong.status_code == 404 and "acme_repo" in wrong.text
+    bad = httpx.post(served.url + SYNC, json={"repository": "acme_repo", "paths": ["../etc"]}, headers=headers)
+    assert bad.status_code == 422
+    response = httpx.post(
+        served.url + SYNC, json={"repository": "acme_repo", "paths": [RETRY_FILE]}, headers=headers, timeout=30
+    )
+    assert response.status_code == 202, response.text
+    status = wait_for_sync(client, response.json()["result"]["sync_id"])
+    assert status["state"] == "ok" and status["files_changed"] == 0  # nothing changed since the last sync
+
+
+def test_a_failed_sync_leaves_the_previous_index_serving(served: Served, client: httpx.Client) -> None:
+    from haystack_integrations.components.code_alias.index_files import index_lock
+
+    before = sync_status(client)
+    manifest = (index_of(served) / "manifest.json").read_bytes()
+    retry = repo_of(served) / RETRY_FILE
+    retry.write_text(retry.read_text(encoding="utf-8").replace("retryStripeCall", "callStripeWithRetry"), "utf-8")
+    # Another writer (a long `code-alias index`) holds the index past the server's CODE_ALIAS_SYNC_LOCK_TIMEOUT.
+    with index_lock(index_of(served)):
+        response = httpx.post(
+            served.url + SYNC, json={"paths": [RETRY_FILE]}, headers={"x-gitlab-token": SECRET}, timeout=30
+        )
+        assert response.status_code == 202, response.text
+        status = wait_for_sync(client, response.json()["result"]["sync_id"])
+        assert status["state"] == "failed" and "IndexLockedError" in (status["last_error"] or ""), status
+        assert status["last_ok_at"] == before["last_ok_at"]
+        assert status["dictionary_version"] == before["dictionary_version"]
+        assert (index_of(served) / "manifest.json").read_bytes() == manifest
+        answer = client.post("/code_alias_ask/run", json={"question": "where is retryStripeCall?", "top_k": 3})
+        assert answer.status_code == 200  # the previous build answers, with the name it knows
+        assert "retryStripeCall" in {s["symbol"] for s in answer.json()["result"]["symbols"]}
+
+    # The working tree is gone (an unmounted volume, a botched deploy): the webhook says so, and `code-alias sync`
+    # (cron's way in, the same code path) fails and is recorded; the index keeps serving.
+    repo = repo_of(served)
+    moved = repo.with_name("acme_repo.moved")
+    repo.rename(moved)
+    try:
+        response = httpx.post(
+            served.url + SYNC, json={"paths": [RETRY_FILE]}, headers={"x-gitlab-token": SECRET}, timeout=30
+        )
+        assert response.status_code == 404 and "not a folder" in response.text, response.text
+        failed = run_cli(served, "sync")
+        assert failed.returncode != 0 and "previous index keeps serving" in failed.stderr
+        shown = run_cli(served, "--json", "status")
+        assert json.loads(shown.stdout)["state"] == "failed"
+    finally:
+        moved.rename(repo)
+    assert sync_status(client)["state"] == "failed"
+    answer = client.post("/code_alias_ask/run", json={"question": "where is retryStripeCall?", "top_k": 3})
+    assert answer.status_code == 200 and answer.json()["result"]["files"][0]["file_path"] == RETRY_FILE
+
+    # Once the tree is back, the next push goes through and the status clears the error.
+    body = push_body([RETRY_FILE])
+    response = httpx.post(served.url + SYNC, content=body, headers=signed(body), timeout=30)
+    status = wait_for_sync(client, response.json()["result"]["sync_id"])
+    assert status["state"] == "ok" and status["last_error"] is None and status["files_changed"] == 1
+    result = client.post("/code_alias_ask/run", json={"question": "withStripeBackoff", "top_k": 3}).json()["result"]
+    assert "callStripeWithRetry" in result["rewrite"]["symbols"]  # two renames later, the first name still resolves
+
+
+def run_cli(served: Served, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*CLI, "--index-dir", str(index_of(served)), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(REPO / "components")},
+    )
+
+
+# ---- the pieces, without a server ----------------------------------------------------------------------------------
+def test_verify_request() -> None:
+    body = b'{"paths": ["a.py"]}'
+    secret = SECRET.encode()
+    assert verify_request({"x-hub-signature-256": signature_of(body, SECRET)}, body, secret) == "hmac-sha256"
+    assert verify_request({"x-gitlab-token": SECRET}, None, secret) == "token"
+    for headers, raw, status in [
+        ({}, body, 401),
+        ({"x-hub-signature-256": signature_of(body, "x")}, body, 401),
+        ({"x-hub-signature-256": signature_of(body, SECRET)}, None, 401),  # no raw body to check it against
+        ({"x-hub-signature-256": signature_of(body, SECRET)}, body, 403),  # no secret configured
+    ]:
+        with pytest.raises(WebhookRefused) as refused:
+            verify_request(headers, raw, None if status == 403 else secret)
+        assert refused.value.status_code == status
+        assert SECRET not in refused.value.detail
+
+
+def test_parse_push() -> None:
+    github = json.loads(push_body(["a.py", "b.py"]))
+    github["commits"].append({"added": ["c.py"], "modified": ["a.py"], "removed": ["d.py"]})
+    assert parse_push(github) == PushRequest(
+        "push", "acme/acme_repo", ("a.py", "b.py", "c.py", "d.py"), "refs/heads/main"
+    )
+    gitlab = {"project": {"path_with_namespace": "acme/acme_repo"}, "commits": [{"modified": ["a.py"]}]}
+    assert parse_push(gitlab).repository == "acme/acme_repo"
+    assert parse_push({}, {"x-github-event": "ping"}).event == "ping"
+    for payload in ([], {"paths": "a.py"}, {"paths": ["/etc/passwd"]}, {"paths": ["a/../../b"]}, {"nothing": 1}):
+        with pytest.raises(WebhookRefused) as refused:
+            parse_push(payload)
+        assert refused.value.status_code == 422
+
+
+def test_status_reports_a_sync_interrupted_by_a_dead_process(tmp_path: Path) -> None:
+    (tmp_path / STATUS_FILE).write_text(json.dumps({"state": "running", "pid": 2**22 + 12345}), encoding="utf-8")
+    status = read_status(tmp_path)
+    assert status["state"] == "failed" and "interrupted" in (status["last_error"] or "")
+
+
+def test_the_hayhooks_wrapper_takes_the_gitlab_token_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under `hayhooks run` the wrapper gets parsed JSON and the headers, never the raw body."""
+    import docstring_parser
+    from fastapi import HTTPException
+    from hayhooks.server.pipelines.models import create_request_model_from_callable
+    from starlette.datastructures import Headers
+
+    from haystack_integrations.components.code_alias.hayhooks_wrappers import SyncWrapper
+    from haystack_integrations.components.code_alias.live import syncer_for
+    from haystack_integrations.components.code_alias.search import CodeSearch
+    from haystack_integrations.components.code_alias.serving import ServiceSettings, get_service
+
+    repo = tmp_path / "acme_repo"
+    shutil.copytree(ACME_REPO, repo)
+    index_dir = (tmp_path / "index").resolve()
+    CodeSearch(index_dir, lexical=True).index(repo)
+    monkeypatch.setenv("CODE_ALIAS_WEBHOOK_SECRET", SECRET)
+    wrapper = SyncWrapper()
+    wrapper.service = get_service(ServiceSettings(index_dir=index_dir, lexical=True))
+    model = create_request_model_from_callable(wrapper.run_api, "SyncRun", docstring_parser.parse(""))
+    assert "headers" not in model.model_fields and {"repository", "paths", "commits"} <= set(model.model_fields)
+
+    body = {"repository": "acme_repo", "paths": [RETRY_FILE]}
+    for headers in ({}, {"X-Gitlab-Token": "wrong"}, {"X-Hub-Signature-256": signature_of(b"{}", SECRET)}):
+        with pytest.raises(HTTPException) as refused:
+            wrapper.run_api(**body, headers=Headers(headers))
+        assert refused.value.status_code == 401
+    queued = wrapper.run_api(**body, headers=Headers({"X-Gitlab-Token": SECRET}))
+    assert queued["accepted"] is True
+    assert syncer_for(index_dir).wait(queued["sync_id"], timeout=120)
+    assert read_status(index_dir)["state"] == "ok"
