@@ -156,6 +156,8 @@ def test_json_rank_is_the_printed_order(monkeypatch: pytest.MonkeyPatch, capsys:
             return {"question": "q", "symbols": self.symbols, "files": self.files, "rewrite": self.rewrite}
 
     class FakeSearch:
+        retrieval = "hybrid"
+
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             pass
 

@@ -1,12 +1,17 @@
 """code-alias-haystack: constrained query rewriting and hybrid retrieval for code search, as Haystack components.
 
-Imports are lazy so that light entry points (autocomplete, `code-alias dict`) do not load torch.
+Imports are lazy so that light entry points (autocomplete, `code-alias dict`, BM25-only pipelines) do not load torch:
+not even through `import haystack` (see `deferred_torch`).
 """
 
 from __future__ import annotations
 
 import importlib
 from typing import TYPE_CHECKING, Any
+
+from .deferred_torch import install as _defer_torch
+
+_defer_torch()  # `import haystack` stops importing torch; a model's first use imports it (deferred_torch.py)
 
 _EXPORTS = {
     "AliasDictionaryBuilder": "dictionary_builder",

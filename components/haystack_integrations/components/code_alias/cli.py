@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .paths import DEFAULT_INDEX_DIR, DICTIONARY_FILE, INDEX_DIR_ENV
+from .progress import progress_disabled
 
 EXIT_ERROR = 2
 EXIT_BROKEN_PIPE = 141  # what a shell reports for a command ended by SIGPIPE (128 + 13), as `git log | head` does
@@ -38,6 +39,12 @@ def _add_global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> N
     parser.add_argument("--backend", choices=["embedded", "elasticsearch"], default=default("embedded"))
     parser.add_argument("--json", action="store_true", default=default(False), help="machine-readable output")
     parser.add_argument("--debug", action="store_true", default=default(False), help="show tracebacks")
+    parser.add_argument(
+        "--no-progress",
+        action="store_true",
+        default=default(False),
+        help="no progress bars (indexing, embedding, model loading, bench); bars otherwise show only on long work",
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -54,11 +61,21 @@ def _parser() -> argparse.ArgumentParser:
     index.add_argument(
         "path", nargs="?", help="repository root (default: the one the index was built from, to refresh it)"
     )
+    index.add_argument(
+        "--lexical",
+        action="store_true",
+        help="BM25 only, no embedding model (seconds on a large repository); `ask` then answers lexically",
+    )
 
     ask = commands.add_parser("ask", parents=[common], help="answer a question with ranked files and symbols")
     ask.add_argument("question")
     ask.add_argument("--top-k", type=int, default=10)
     ask.add_argument("--no-rewrite", action="store_true", help="retrieve with the raw question (baseline)")
+    ask.add_argument(
+        "--lexical",
+        action="store_true",
+        help="BM25 (+ the rewrite's definitions) only, no model; the default on an index built with --lexical",
+    )
     ask.add_argument("--llm", action="store_true", help="use the LLM rewrite pipeline")
     ask.add_argument("--gguf", metavar="PATH", help="LLM rewrite with a local GGUF model (llama.cpp; implies --llm)")
     ask.add_argument(
@@ -110,11 +127,12 @@ def _emit(args: argparse.Namespace, payload: Any, text: str) -> None:
 def _cmd_index(args: argparse.Namespace) -> int:
     from .search import CodeSearch
 
-    search = CodeSearch(args.index_dir, backend=args.backend)
+    search = CodeSearch(args.index_dir, backend=args.backend, lexical=True if args.lexical else None)
     stats = search.index(args.path or _indexed_root(args.index_dir))
     dictionary = stats["dictionary"]
+    retrieval = " (lexical: BM25 only, no embeddings)" if stats.get("retrieval") == "lexical" else ""
     lines = [
-        f"Indexed {stats['root']} -> {stats['index_dir']} in {stats['seconds']} s",
+        f"Indexed {stats['root']} -> {stats['index_dir']}{retrieval} in {stats['seconds']} s",
         f"  dictionary: {dictionary.get('symbols')} symbols, {dictionary.get('packages')} packages "
         f"({dictionary.get('files_parsed')} files parsed, {dictionary.get('files_reused')} reused)",
         f"  documents: {stats['files']} files, {stats['files_changed']} changed, {stats['files_removed']} removed; "
@@ -152,6 +170,8 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     if args.top_k <= 0:
         raise ValueError("--top-k must be > 0")
     llm = bool(args.llm or args.gguf or args.openai_base_url)
+    if llm and args.lexical:
+        raise ValueError("--lexical answers with BM25 and the dictionary rewrite; drop --llm/--gguf/--openai-base-url")
     chat_generator: dict[str, Any] | None = None
     if args.gguf and args.openai_base_url:
         raise ValueError("give --gguf or --openai-base-url, not both")
@@ -166,16 +186,20 @@ def _cmd_ask(args: argparse.Namespace) -> int:
         args.index_dir,
         backend=args.backend,
         llm=llm,
+        lexical=True if args.lexical else None,
         chat_generator=chat_generator,
         rewriter_params=rewriter_params,
     )
     answer = search.ask(args.question, top_k=args.top_k, use_rewrite=not args.no_rewrite)
+    retrieval = search.retrieval
     rewrite = answer.rewrite
     lines = [
         f"rewrite ({rewrite['meta'].get('mode', 'none') if rewrite['used'] else 'off'}, intent {rewrite['intent']}): "
         f"{rewrite['rewritten']}",
         f"  symbols: {', '.join(rewrite['symbols']) or '-'}   packages: {', '.join(rewrite['packages']) or '-'}",
     ]
+    if retrieval == "lexical":
+        lines.insert(0, "retrieval: lexical (BM25 + the rewrite's definitions; no embedding model)")
     if rewrite.get("dropped"):
         lines.append(f"  dropped (not in the dictionary): {rewrite['dropped']}")
     if rewrite["meta"].get("fallback"):
@@ -198,7 +222,7 @@ def _cmd_ask(args: argparse.Namespace) -> int:
         lines.append(f"{rank:>2}. {item['file_path']}  {hits}")
     if not answer.files:
         lines.append("no results")
-    payload = answer.to_dict()
+    payload = {**answer.to_dict(), "retrieval": retrieval}
     # `rank` is the place in this answer, as printed: the ranker's own field is its best chunk's place before
     # test files were moved down.
     for key in ("files", "symbols"):
@@ -356,7 +380,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     handlers = {"index": _cmd_index, "ask": _cmd_ask, "dict": _cmd_dict, "bench": _cmd_bench, "serve": _cmd_serve}
     handlers.update(sync=_cmd_sync, status=_cmd_status)
     try:
-        code = handlers[args.command](args)
+        with progress_disabled(args.no_progress):
+            code = handlers[args.command](args)
         sys.stdout.flush()  # a reader that went away (`| head`) shows up here, inside this try
         return code
     except BrokenPipeError:

@@ -24,9 +24,9 @@ from haystack_integrations.components.embedders.sentence_transformers import (
     SentenceTransformersDocumentEmbedder,
     SentenceTransformersTextEmbedder,
 )
-from tqdm import tqdm
 
 from .paths import EMBEDDING_CACHE_DIR, EMBEDDING_CACHE_ENV, resolve_index_dir
+from .progress import progress_bar, quiet_model_loading
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -218,7 +218,8 @@ class CodeDocumentEmbedder:
             progress_bar=False,  # `run` shows one bar over all its batches
             tokenizer_kwargs={"model_max_length": self.max_seq_length},
         )
-        embedder.warm_up()
+        with quiet_model_loading():  # no "Loading weights" bar or load report on every start
+            embedder.warm_up()
         self._embedder = embedder
         if self.cache_dir != "":
             shared = os.environ.get(EMBEDDING_CACHE_ENV)
@@ -255,7 +256,8 @@ class CodeDocumentEmbedder:
         # killed run resumes from there instead of starting over.
         order = sorted(todo, key=lambda k: len(self.text_to_embed(todo[k])), reverse=True)
         step = self.batch_size * CHECKPOINT_BATCHES
-        with tqdm(total=len(order), desc="Embedding chunks", unit="chunk", disable=not self.progress_bar) as progress:
+        bar = progress_bar(total=len(order), desc="Embedding chunks", unit="chunk", enabled=self.progress_bar)
+        with bar as progress:
             for start in range(0, len(order), step):
                 part = order[start : start + step]
                 embedded = self._embedder.run(
@@ -329,7 +331,8 @@ class CodeTextEmbedder:
             progress_bar=False,
             tokenizer_kwargs={"model_max_length": self.max_seq_length},
         )
-        embedder.warm_up()
+        with quiet_model_loading():  # no "Loading weights" bar or load report on every question
+            embedder.warm_up()
         self._embedder = embedder
 
     @component.output_types(embedding=list[float])

@@ -6,11 +6,11 @@ from pathlib import Path
 from typing import Any
 
 from haystack import Document, component, default_from_dict, default_to_dict
-from tqdm import tqdm
 
 from .core.model import AliasDictionary, Skipped
 from .core.symbols import LANGUAGE_BY_EXTENSION, language_for_path
 from .core.walker import DEFAULT_EXCLUDED_DIRS, WalkConfig, read_text_file, walk_repository
+from .progress import progress_bar
 
 
 def _is_source(rel_path: str) -> bool:
@@ -73,7 +73,7 @@ class CodeFileReader:
         walk = walk_repository(folder, config, wanted=_is_source)
         skipped: list[Skipped] = list(walk.skipped)
         documents: list[Document] = []
-        for entry in tqdm(walk.files, desc="Reading files", unit="file", disable=not self.progress_bar):
+        for entry in progress_bar(walk.files, desc="Reading files", unit="file", enabled=self.progress_bar):
             read = read_text_file(entry, max_bytes=self.max_file_bytes)
             if isinstance(read, Skipped):
                 skipped.append(read)

@@ -19,7 +19,7 @@ from typing import Any, Literal
 from haystack import Document, Pipeline
 from haystack.core.errors import DeserializationError
 
-from . import index_files
+from . import index_files, index_mode
 from .fusion import RankFusion
 from .paths import INDEX_DIR_ENV, resolve_index_dir
 from .results import RankedSymbol, TestFiles, rank_files, rank_symbols
@@ -172,8 +172,10 @@ class CodeSearch:
     :param index_dir: The index folder (dictionary, documents, caches).
     :param backend: "embedded" (default, no server) or "elasticsearch".
     :param llm: Use the LLM query pipeline (`query_llm.yml`) instead of the dictionary-only one.
-    :param lexical: BM25 only, no embedding model (`indexing_lexical.yml` / `query_lexical.yml`): much faster
-        to index, for machines without the model budget and for lexical baselines.
+    :param lexical: True: BM25 only, no embedding model (`indexing_lexical.yml` / `query_lexical.yml`): much
+        faster to index, for machines without the model budget and for lexical baselines; nothing imports torch.
+        None (default): as the index was built (`index_mode.py`; hybrid for a new index). False: hybrid, which a
+        lexical index refuses with the fix.
     :param pipelines: Folder of YAML pipelines; None = the packaged ones.
     :param chat_generator: A serialised ChatGenerator (`{"type": ..., "init_parameters": ...}`, e.g. from
         `rewriter.chat_generator_spec`) that replaces the rewriter's generator in the LLM pipeline.
@@ -186,7 +188,7 @@ class CodeSearch:
         *,
         backend: Backend = "embedded",
         llm: bool = False,
-        lexical: bool = False,
+        lexical: bool | None = None,
         pipelines: str | os.PathLike[str] | None = None,
         chat_generator: dict[str, Any] | None = None,
         rewriter_params: dict[str, Any] | None = None,
@@ -239,8 +241,10 @@ class CodeSearch:
         # One writer per index folder; the pipeline (whose stores load the index) is built only once it is ours.
         with index_files.index_lock(self.index_dir, timeout=lock_timeout, on_wait=_say_waiting(self.index_dir)):
             repaired = index_files.prepare_for_indexing(self.index_dir)
+            retrieval = self._retrieval_for_build()
+            index_mode.record_retrieval(self.index_dir, retrieval)
             with writer_stores(index_files.new_build_id()):  # unseen by queries until saved
-                pipeline = self.load_pipeline("indexing_lexical" if self.lexical else "indexing")
+                pipeline = self.load_pipeline("indexing_lexical" if retrieval == "lexical" else "indexing")
             try:
                 with index_dir_environment(self.index_dir):
                     output = pipeline.run(
@@ -267,8 +271,32 @@ class CodeSearch:
             + [s for s in builder.get("skipped", []) if s not in reader.get("skipped", [])],
             "sync": persisted.get("stats", {}),
             "repaired": repaired,
+            "retrieval": retrieval,
             "seconds": round(time.perf_counter() - started, 3),
         }
+
+    def _retrieval_for_build(self) -> index_mode.Retrieval:
+        if self.llm:  # the LLM rewrite runs on the hybrid pipelines
+            return index_mode.choose_for_build(self.index_dir, False, has_documents=self._has_documents())
+        return index_mode.choose_for_build(self.index_dir, self.lexical, has_documents=self._has_documents())
+
+    def _has_documents(self) -> bool:
+        if self.backend != "embedded":
+            return index_files.index_exists(self.index_dir)
+        manifest = index_files.current_manifest(self.index_dir)
+        return bool(manifest is not None and manifest.documents is not None and manifest.documents.count != 0)
+
+    @property
+    def retrieval(self) -> index_mode.Retrieval:
+        """
+        The retrieval questions run with: "lexical" or "hybrid" (`lexical=None` follows the index).
+
+        :raises index_mode.RetrievalMismatchError: Hybrid (or the LLM pipeline) asked of a lexical index.
+        """
+        if self.llm:
+            index_mode.choose_for_query(self.index_dir, False)
+            return "hybrid"
+        return index_mode.choose_for_query(self.index_dir, self.lexical)
 
     # ---- asking --------------------------------------------------------------------------------------------
     @property
@@ -276,7 +304,8 @@ class CodeSearch:
         with self._lock:
             if self._query is None:
                 self.check_index()
-                kind = "query_llm" if self.llm else "query_lexical" if self.lexical else "query"
+                lexical = self.retrieval == "lexical"  # checks the index can answer this way
+                kind = "query_llm" if self.llm else "query_lexical" if lexical else "query"
                 try:
                     pipeline = self.load_pipeline(kind)
                 except DeserializationError as error:  # say what was wrong with the index, not the component

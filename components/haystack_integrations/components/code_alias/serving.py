@@ -34,6 +34,7 @@ import json
 import logging
 import os
 import re
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -183,7 +184,7 @@ class ServiceSettings:
     llm_timeout: float = 20.0
     torch_threads: int | None = 1
     max_concurrent_asks: int = 4
-    lexical: bool = False
+    lexical: bool | None = None  # None: as the index was built (`index_mode.py`)
 
     @property
     def generator_configured(self) -> bool:
@@ -207,7 +208,7 @@ class ServiceSettings:
             raise ValueError("set CODE_ALIAS_LLM_BASE_URL or CODE_ALIAS_LLM_GGUF, not both")
         threads_text = env.get("CODE_ALIAS_TORCH_THREADS", "1").strip()
         threads = None if threads_text in ("", "0") else _positive_int(threads_text, "CODE_ALIAS_TORCH_THREADS")
-        lexical = _flag(env.get("CODE_ALIAS_LEXICAL", ""), "CODE_ALIAS_LEXICAL")
+        lexical = _flag(env.get("CODE_ALIAS_LEXICAL", ""), "CODE_ALIAS_LEXICAL") or None
         if lexical and (base_url or gguf):
             raise ValueError("CODE_ALIAS_LEXICAL (BM25 alone) cannot use an LLM: unset CODE_ALIAS_LLM_BASE_URL/_GGUF")
         return cls(
@@ -386,7 +387,6 @@ class CodeAliasService:
         Load the dictionary, the documents and the model(s) now. A missing index is not an error here: the endpoints
         answer 404 with how to build it until it exists, and then load it on the next request.
         """
-        self._set_torch_threads()
         try:
             self._search()
         except HTTPException as error:
@@ -398,12 +398,10 @@ class CodeAliasService:
 
     def _set_torch_threads(self) -> None:
         threads = self.settings.torch_threads
-        if threads is None:
+        if threads is None or "torch" not in sys.modules:  # no model loaded (a lexical index): torch stays out
             return
-        try:
-            import torch
-        except ImportError:  # pragma: no cover - torch is a dependency of the embedded backend
-            return
+        import torch
+
         torch.set_num_threads(threads)
         self._torch_threads = torch.get_num_threads()
 
@@ -435,6 +433,7 @@ class CodeAliasService:
                         rewriter_params={"timeout": self.settings.llm_timeout} if llm else None,
                     )
                     search.warm_up()
+                    self._set_torch_threads()  # once the model (if any) is loaded
                 except (IndexMissingError, DictionaryError) as error:
                     raise self._missing_index(error) from error
                 except Exception as error:  # e.g. Elasticsearch unreachable: retried on the next request

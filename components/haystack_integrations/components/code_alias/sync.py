@@ -45,6 +45,8 @@ from haystack.document_stores.in_memory import InMemoryDocumentStore
 from haystack.document_stores.types import DocumentStore, DuplicatePolicy
 from tqdm import tqdm
 
+from .progress import progress_bar
+
 logger = logging.getLogger(__name__)
 
 __all__ = ["FileState", "IndexSyncPlanner", "IndexSyncWriter", "read_file_states", "read_file_states_async"]
@@ -367,7 +369,7 @@ class IndexSyncWriter:
         return {}
 
     def _progress(self, total: int) -> tqdm:
-        return tqdm(total=total, desc="Indexing chunks", unit="chunk", disable=not self.progress_bar or total == 0)
+        return progress_bar(total=total, desc="Indexing chunks", unit="chunk", enabled=self.progress_bar and total > 0)
 
     # ---- deleting ------------------------------------------------------------------------------------------
     def _delete(self, filters: dict[str, Any]) -> int:

@@ -708,13 +708,13 @@ def prefetch(
     :param on_corpus: Called after each corpus with ``(plan key, corpus or None, error or None, seconds)``.
     :returns: One :class:`InstanceCoverage` per item, in item order.
     """
-    from tqdm.auto import tqdm
+    from ..progress import progress_bar
 
     groups: dict[str, list[HasCorpusFields]] = {}
     for item in items:
         groups.setdefault(resolver.plan_key(item.repo, item.version, item.base_commit), []).append(item)
     results: dict[str, InstanceCoverage] = {}
-    bar = tqdm(groups.items(), total=len(groups), desc="corpora", unit="corpus", disable=not progress)
+    bar = progress_bar(groups.items(), total=len(groups), desc="corpora", unit="corpus", enabled=progress)
     for plan_key, members in bar:
         bar.set_postfix_str(plan_key[-40:])
         first = members[0]

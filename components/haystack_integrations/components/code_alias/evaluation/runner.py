@@ -54,6 +54,7 @@ from haystack_integrations.components.code_alias.evaluation.metrics import (
     symbol_metrics,
 )
 from haystack_integrations.components.code_alias.evaluation.report import build_report, write_report
+from haystack_integrations.components.code_alias.progress import progress_bar, progress_disabled
 
 __all__ = [
     "QUERIES",
@@ -287,8 +288,6 @@ def run_bench(
     :param extract: ``(text, corpus path)`` -> definitions, for gold functions derived from patches.
     :returns: Records of this and earlier runs into the folder, coverage, the report and its paths.
     """
-    from tqdm.auto import tqdm
-
     started = time.perf_counter()
     out = Path(options.output_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -310,8 +309,8 @@ def run_bench(
     coverage: dict[str, InstanceCoverage] = {}
     timings = {"corpus_s": 0.0, "index_s": 0.0, "gold_s": 0.0, "search_s": 0.0}
     total_searches = sum(len(group) for group in groups.values()) * len(configs)
-    search_bar = tqdm(total=total_searches, desc="searches", unit="q", disable=not options.progress, position=1)
-    corpus_bar = tqdm(groups.items(), desc="corpora", unit="corpus", disable=not options.progress, position=0)
+    search_bar = progress_bar(total=total_searches, desc="searches", unit="q", enabled=options.progress, position=1)
+    corpus_bar = progress_bar(groups.items(), desc="corpora", unit="corpus", enabled=options.progress, position=0)
     try:
         for plan_key, members in corpus_bar:
             corpus_bar.set_postfix_str(plan_key[-40:])
@@ -585,6 +584,13 @@ def bench_main(argv: Sequence[str] | None = None, *, searcher_factory: SearcherF
     """
     parser = build_parser()
     args = parser.parse_args(list(argv) if argv is not None else sys.argv[1:])
+    with progress_disabled(bool(getattr(args, "no_progress", False))):  # every bar: reading, indexing, embedding
+        return _bench_command(args, argv, searcher_factory)
+
+
+def _bench_command(
+    args: argparse.Namespace, argv: Sequence[str] | None, searcher_factory: SearcherFactory | None
+) -> int:
     command_line = "code-alias bench " + " ".join(shlex.quote(str(part)) for part in (argv or sys.argv[1:]))
     try:
         if args.command == "report":

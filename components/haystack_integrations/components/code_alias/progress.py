@@ -1,0 +1,134 @@
+"""
+Progress bars and model-loading output, under one switch.
+
+Every bar of the package is made by `progress_bar`: it shows only on work that lasts longer than `DELAY_S`
+(reading a few files or writing a few chunks prints nothing; `$CODE_ALIAS_PROGRESS_DELAY` changes it), and not at all when the component's own
+`progress_bar` parameter is off or the process-wide switch `$CODE_ALIAS_PROGRESS=0` is set (what
+`code-alias --no-progress` and `code-alias bench ... --no-progress` do, through `disable_progress`).
+`quiet_model_loading` hides what transformers and sentence-transformers print while a model loads (the
+"Loading weights" bar, load reports), so a question does not print it every time.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+PROGRESS_ENV = "CODE_ALIAS_PROGRESS"
+# Seconds a piece of work runs before its bar appears (tqdm's `delay`): short work prints nothing.
+DELAY_S = 1.0
+DELAY_ENV = "CODE_ALIAS_PROGRESS_DELAY"  # overrides DELAY_S (seconds; 0 shows every bar at once)
+_OFF = {"0", "false", "no", "off"}
+_MODEL_LOGGERS = ("sentence_transformers", "transformers", "huggingface_hub")
+
+
+def progress_enabled() -> bool:
+    """Whether bars may show in this process (`$CODE_ALIAS_PROGRESS` is not 0/false/no/off)."""
+    return os.environ.get(PROGRESS_ENV, "1").strip().lower() not in _OFF
+
+
+def disable_progress() -> None:
+    """
+    Silence every progress bar of this process: the package's own, and those of Hugging Face libraries (through
+    `$HF_HUB_DISABLE_PROGRESS_BARS`, which they read when imported, and their switches if already imported).
+    """
+    os.environ[PROGRESS_ENV] = "0"
+    os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+    if "huggingface_hub" in sys.modules:
+        from huggingface_hub.utils import disable_progress_bars
+
+        disable_progress_bars()
+    if "transformers" in sys.modules:
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()
+
+
+@contextmanager
+def progress_disabled(disabled: bool = True) -> Iterator[None]:
+    """
+    `disable_progress` for the duration of a block (a command run in-process, as tests do), then the environment
+    and the Hugging Face switches as they were.
+
+    :param disabled: False makes this a no-op (for `with progress_disabled(args.no_progress):`).
+    """
+    if not disabled:
+        yield
+        return
+    saved = {name: os.environ.get(name) for name in (PROGRESS_ENV, "HF_HUB_DISABLE_PROGRESS_BARS")}
+    transformers_bars = _transformers_bars_enabled()
+    disable_progress()
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        if transformers_bars and "transformers" in sys.modules:
+            from transformers.utils import logging as transformers_logging
+
+            transformers_logging.enable_progress_bar()
+
+
+def _transformers_bars_enabled() -> bool:
+    if "transformers" not in sys.modules:
+        return False
+    from transformers.utils import logging as transformers_logging
+
+    return bool(transformers_logging.is_progress_bar_enabled())
+
+
+def progress_bar(iterable: Iterable[Any] | None = None, *, enabled: bool = True, **kwargs: Any) -> Any:
+    """
+    A tqdm bar that honours the process-wide switch and shows only on long work.
+
+    :param iterable: What to iterate over, as for tqdm.
+    :param enabled: The caller's own setting (a component's `progress_bar` parameter).
+    :param kwargs: tqdm's other arguments (`total`, `desc`, `unit`...); `delay` defaults to `$CODE_ALIAS_PROGRESS_DELAY`
+        or `DELAY_S`.
+    :returns: A `tqdm.tqdm` (disabled bars cost nothing and print nothing).
+    :raises ValueError: `$CODE_ALIAS_PROGRESS_DELAY` is not a number of seconds.
+    """
+    from tqdm import tqdm
+
+    if "delay" not in kwargs:
+        text = os.environ.get(DELAY_ENV, "").strip()
+        try:
+            kwargs["delay"] = max(0.0, float(text)) if text else DELAY_S
+        except ValueError:
+            raise ValueError(f"{DELAY_ENV} must be a number of seconds, got {text!r}") from None
+    return tqdm(iterable, disable=not (enabled and progress_enabled()), **kwargs)
+
+
+@contextmanager
+def quiet_model_loading() -> Iterator[None]:
+    """
+    While a model loads: no transformers progress bar ("Loading weights") and only errors from the model
+    libraries' loggers. Each setting is put back afterwards.
+    """
+    loggers = [logging.getLogger(name) for name in _MODEL_LOGGERS]
+    levels = [logger.level for logger in loggers]
+    bars_were_on = False
+    transformers_logging: Any = None
+    try:
+        from transformers.utils import logging as transformers_logging
+
+        bars_were_on = transformers_logging.is_progress_bar_enabled()
+        transformers_logging.disable_progress_bar()
+    except ImportError:  # no transformers: nothing of it to silence
+        pass
+    for logger in loggers:
+        logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
+        if transformers_logging is not None and bars_were_on:
+            transformers_logging.enable_progress_bar()
