@@ -199,11 +199,20 @@ def test_a_weak_guess_cannot_take_rank_one_but_a_confident_one_can() -> None:
     assert _fuse(0.2, protect_top=False)[0].id == "c1"  # RRF's flat top: even a small weight flips it
 
 
-def test_a_weak_guess_outside_the_question_ranking_adds_nothing() -> None:
+def test_a_weak_guess_outside_the_question_ranking_adds_a_candidate_below_the_top() -> None:
     hints = [{"kind": "symbol", "name": "elsewhere", "confidence": 0.2, "reasons": ["words"]}]
     far = [_doc("z1", "z.py", "z.elsewhere")]
     out = RankFusion().run(bm25_documents=BM25, definition_documents=far, hints=hints)["documents"]
-    assert [d.id for d in out] == ["a1", "b1", "c1"]
+    assert [d.id for d in out] == ["a1", "b1", "c1", "z1"]  # 0.2 / 61 ranks after BM25's #3 (1 / 63)
+    closed = RankFusion(uncorroborated_factor=0.0).run(bm25_documents=BM25, definition_documents=far, hints=hints)
+    assert [d.id for d in closed["documents"]] == ["a1", "b1", "c1"]  # 0: a guess brings in nothing new
+
+
+def test_a_container_never_displaces_its_member() -> None:
+    bm25 = [_doc("m", "f.py", "f.FilePathField.formfield"), _doc("c", "f.py", "f.FilePathField")]
+    hints = [{"kind": "symbol", "name": "FilePathField", "confidence": 0.95, "reasons": ["exact"]}]
+    out = RankFusion().run(bm25_documents=bm25, definition_documents=[bm25[1]], hints=hints)["documents"]
+    assert [d.id for d in out] == ["m", "c"]
 
 
 def test_fusion_provenance_and_symbol_answers() -> None:
@@ -258,3 +267,12 @@ def test_many_written_names_each_say_less(hints: HintIndex) -> None:
     many = _hint(hints, "PostJournal calls withStripeBackoff and mint_session_jwt via AccessGate", "PostJournal")
     assert "exact" in many.evidence
     assert many.evidence["exact"] == pytest.approx(one.evidence["exact"] / 2)  # four names written: / sqrt(4)
+
+
+def test_a_definition_may_displace_the_module_it_is_in() -> None:
+    # The question's best chunk is retry.ts's module remainder; the weak guess defined in that same file is more
+    # specific and changes no file's place.
+    bm25 = [_doc("mod", "retry.ts"), _doc("o", "other.ts", "other.x"), _doc("w", "retry.ts", "retry.withBackoff")]
+    hints = [{"kind": "symbol", "name": "withBackoff", "confidence": 0.5, "reasons": ["retrieved:#2", "doc"]}]
+    out = RankFusion().run(bm25_documents=bm25, definition_documents=[bm25[2]], hints=hints)["documents"]
+    assert [d.id for d in out][:2] == ["w", "mod"]

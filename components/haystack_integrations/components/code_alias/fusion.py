@@ -22,14 +22,17 @@ class RankFusion:
 
     Each list has a weight by name (so, unlike a variadic joiner, the result never depends on which retriever
     finished first). The definitions list (`SymbolDefinitionRetriever`: the chunks defining the rewrite's symbols)
-    is weighted per chunk by the confidence of its symbol, taken from the rewriter's `hints`: a confident symbol
-    (an identifier written in the question, a nickname, ...) is promoted anywhere; a weak one (shared words only)
-    only reorders chunks the question's own retrievers already ranked in their first `corroboration_depth`
-    places, at `weak_factor` of its confidence. With `protect_top`, the first place goes to the question's own
-    best chunk (BM25 and embedding fused), and the first definition to its best definition, unless a confident
-    definition outranks it: a weak guess may reorder the rest, never the top file or the top symbol. See
-    `core.fusion` for the formula. Every output document's `meta["fusion"]` says where it came from: its rank in
-    each list, and for a definition, the symbol, its confidence and evidence (the *why* of a symbol answer).
+    is weighted per chunk by the confidence of its symbol, taken from the rewriter's `hints`. A symbol at least
+    `strong_confidence` sure weighs its confidence; a weaker one weighs `weak_factor` times it where the question's
+    own retrievers already ranked the chunk in their first `corroboration_depth` places (it has their votes too),
+    `uncorroborated_factor` times it elsewhere. With `protect_top`, the first chunk (the first file) and the first
+    definition (the first symbol) stay the question's own best (BM25 and embedding fused) unless a definition at
+    least `top_confidence` sure outranks them, and never for a container of the question's best (`FilePathField`
+    does not displace `FilePathField.formfield`): RRF's top is flat, so even a small weight would otherwise let
+    a guess take it. So the rewrite adds candidates below the top, and takes the top only for a name the user
+    wrote out or a nickname. See `core.fusion` for the formula. Every output document's `meta["fusion"]` says where
+    it came from: its rank in each list, and for a definition, the symbol, its confidence and evidence (the *why*
+    of a symbol answer).
 
     ### Usage example
 
@@ -47,10 +50,13 @@ class RankFusion:
     :param strong_confidence: Definitions of symbols at least this sure are promoted wherever they are.
     :param weak_factor: Weaker symbols' definitions weigh this times their confidence, when corroborated.
     :param uncorroborated_factor: Weaker symbols' definitions the question did not find weigh this times their
-        confidence (0, the default: a guess brings in nothing the question's retrievers did not find).
+        confidence (0: a guess brings in nothing the question's retrievers did not find; the default 1.0 lets it
+        add candidates below the guarded top, which measured +4 symbol hit@5 on SWE-QA dev, BENCHMARKS.md).
     :param corroboration_depth: How deep in the BM25 and embedding lists a chunk counts as found by the question.
     :param confidence_weighting: False weighs every definition 1.0 (plain RRF, for ablations).
-    :param protect_top: Keep the question's own best chunk first unless a confident definition beats it.
+    :param protect_top: Keep the question's own best chunk (and best definition) first unless a definition at least
+        `top_confidence` sure beats it.
+    :param top_confidence: How sure a rewrite symbol must be to take the first place from the question's own best.
     :param top_k: Most documents to return.
     """
 
@@ -61,10 +67,11 @@ class RankFusion:
         k: float = RRF_K,
         strong_confidence: float = 0.5,
         weak_factor: float = 0.5,
-        uncorroborated_factor: float = 0.0,
+        uncorroborated_factor: float = 1.0,
         corroboration_depth: int = 20,
         confidence_weighting: bool = True,
         protect_top: bool = True,
+        top_confidence: float = 0.9,
         top_k: int | None = 50,
     ) -> None:
         unknown = set(weights or {}) - set(LISTS)
@@ -84,6 +91,7 @@ class RankFusion:
         self.corroboration_depth = corroboration_depth
         self.confidence_weighting = confidence_weighting
         self.protect_top = protect_top
+        self.top_confidence = top_confidence
         self.top_k = top_k
 
     @component.output_types(documents=list[Document])
@@ -116,7 +124,7 @@ class RankFusion:
         hint_by_name = {str(h.get("name")): h for h in hints or [] if h.get("kind", "symbol") == "symbol"}
         definition_symbols: dict[str, tuple[str, dict[str, Any] | None]] = {}
         item_weights: dict[str, dict[str, float]] = {}
-        confident: set[str] = set()
+        top_confident: set[str] = set()
         if named["definitions"]:
             question_found = {d.id for name in ("bm25", "embedding") for d in named[name][: self.corroboration_depth]}
             weights: dict[str, float] = {}
@@ -126,8 +134,8 @@ class RankFusion:
                 if not self.confidence_weighting:
                     continue
                 confidence = float(hint.get("confidence", 0.0)) if hint else UNKNOWN_CONFIDENCE
-                if confidence >= self.strong_confidence:
-                    confident.add(document.id)
+                if confidence >= self.top_confidence:
+                    top_confident.add(document.id)
                 weights.setdefault(
                     document.id,
                     definition_weight(
@@ -143,8 +151,25 @@ class RankFusion:
         if self.protect_top and self.confidence_weighting and fused and "definitions" in lists:
             # The first chunk (the first file) and the first definition (the first symbol) are both guarded.
             defining = {d.id for d in by_id.values() if d.meta.get("qualified_name") or d.meta.get("symbol")}
+
+            question_lists = {name: items for name, items in lists.items() if name != "definitions"}
+            question_top = reciprocal_rank_fusion(question_lists, weights=self.weights, k=self.k)[:1]
+            top_meta = by_id[question_top[0].item].meta if question_top else {}
+            # The module remainder the question found first: a definition inside it is more specific.
+            top_module = None if top_meta.get("qualified_name") else top_meta.get("file_path")
+
+            def may_displace(item: str, best: str) -> bool:
+                usurper, question_best = by_id[item].meta, by_id[best].meta
+                if top_module is not None and usurper.get("file_path") == top_module:
+                    return True
+                # A confident definition takes the top, but never from one of its own members: the question's
+                # own best `FilePathField.formfield` is more specific than the `FilePathField` it names.
+                inner, outer = question_best.get("qualified_name"), usurper.get("qualified_name")
+                member = bool(inner and outer and str(inner).startswith(f"{outer}."))
+                return item in top_confident and not member
+
             for among in (None, defining):
-                fused = protect_question_top(fused, lists, confident, among=among, weights=self.weights, k=self.k)
+                fused = protect_question_top(fused, lists, may_displace, among=among, weights=self.weights, k=self.k)
         limit = top_k or self.top_k
         documents = []
         for entry in fused[:limit] if limit else fused:
@@ -196,6 +221,7 @@ class RankFusion:
             corroboration_depth=self.corroboration_depth,
             confidence_weighting=self.confidence_weighting,
             protect_top=self.protect_top,
+            top_confidence=self.top_confidence,
             top_k=self.top_k,
         )
 

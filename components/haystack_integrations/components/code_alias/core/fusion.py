@@ -23,7 +23,7 @@ are broken by the fixed order of the names, then by id: deterministic.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 #: The RRF constant of Cormack et al. (and Haystack's joiner, which uses 61 with 0-based ranks: the same).
@@ -108,7 +108,7 @@ def definition_weight(
 def protect_question_top(
     fused: list[Fused],
     lists: Mapping[str, Sequence[str]],
-    confident: set[str],
+    confident: set[str] | Callable[[str, str], bool],
     *,
     among: set[str] | None = None,
     rewrite_list: str = "definitions",
@@ -125,12 +125,13 @@ def protect_question_top(
 
     :param fused: The fused ranking (`reciprocal_rank_fusion`).
     :param lists: The lists it fused.
-    :param confident: Items whose rewrite evidence is strong enough to take the first place.
+    :param confident: Items whose rewrite evidence is strong enough to take the first place, or a function
+        ``(item, question's best item) -> bool`` saying whether `item` may displace it.
     :param among: Only items in this set compete for the guarded place (None: all).
     """
     eligible = [entry for entry in fused if among is None or entry.item in among]
     question_lists = {name: items for name, items in lists.items() if name != rewrite_list}
-    if not eligible or not question_lists or eligible[0].item in confident:
+    if not eligible or not question_lists:
         return fused
     question = [
         entry
@@ -138,6 +139,9 @@ def protect_question_top(
         if among is None or entry.item in among
     ]
     if not question or eligible[0].item == question[0].item:
+        return fused
+    may_displace = confident if callable(confident) else (lambda item, _best: item in confident)
+    if may_displace(eligible[0].item, question[0].item):
         return fused
     best, usurper = question[0].item, eligible[0]
     moved = next(entry for entry in fused if entry.item == best)
