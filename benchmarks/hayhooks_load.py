@@ -109,6 +109,8 @@ def start_server(index_dir: Path, log: Path, extra_env: dict[str, str], startup_
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("HAYHOOKS_")}
     env.update(CODE_ALIAS_INDEX_DIR=str(index_dir), HAYSTACK_TELEMETRY_ENABLED="False", HF_HUB_OFFLINE="1")
+    # Our wrappers refuse a Hayhooks that accepts uploads: durable mode is Hayhooks 2.1's fixed set (docs/serving.md).
+    env.update(HAYHOOKS_DURABLE_MODE="true")
     env.update(extra_env)
     with log.open("wb") as handle:
         process = subprocess.Popen(
