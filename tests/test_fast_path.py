@@ -97,6 +97,24 @@ for argv in (["dict", "lookup", "payments retry helper"], ["dict", "complete", "
     assert _imported_models(_python(code)) == []
 
 
+def test_serving_a_lexical_index_imports_no_model(tmp_path: Path) -> None:
+    """`code-alias serve` on a lexical index (no CODE_ALIAS_LEXICAL needed): warm-up and an ask load no model."""
+    index = str(tmp_path / "idx")
+    code = f"""
+import os
+from haystack_integrations.components.code_alias.search import CodeSearch
+from haystack_integrations.components.code_alias.serving import CodeAliasService, ServiceSettings
+CodeSearch({index!r}, lexical=True).index({str(ACME_REPO)!r})
+os.environ["CODE_ALIAS_INDEX_DIR"] = {index!r}
+os.environ.pop("CODE_ALIAS_LEXICAL", None)
+service = CodeAliasService(ServiceSettings.from_env())
+service.warm_up()
+assert service._search().retrieval == "lexical"
+{REPORT}
+"""
+    assert _imported_models(_python(code)) == []
+
+
 # ---- --lexical on the command line, remembered by the index ---------------------------------------------------------
 def test_cli_lexical_index_then_ask_without_the_flag(tmp_path: Path) -> None:
     index = str(tmp_path / "idx")

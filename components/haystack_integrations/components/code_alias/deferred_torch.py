@@ -17,7 +17,6 @@ own "PyTorch must be installed" error stays.
 from __future__ import annotations
 
 import importlib
-import importlib.abc
 import importlib.machinery
 import importlib.util
 import sys
@@ -32,7 +31,7 @@ _DEVICE = "haystack.utils.device"
 _LOCK = threading.Lock()
 
 
-class _RefuseTorch(importlib.abc.MetaPathFinder):
+class _RefuseTorch:  # a meta path finder (duck-typed: `importlib.abc` would import importlib.resources)
     """Makes `import torch` fail as if torch were not installed, while haystack's own modules are imported."""
 
     def find_spec(
@@ -63,7 +62,7 @@ def _give_device_a_stand_in() -> None:
     device.torch_import = usable  # type: ignore[attr-defined]
 
 
-class _TorchRefusingLoader(importlib.abc.Loader):
+class _TorchRefusingLoader:
     """haystack's own loader, run while torch is refused; everything else is forwarded to it."""
 
     def __init__(self, loader: Any) -> None:
@@ -88,7 +87,7 @@ class _TorchRefusingLoader(importlib.abc.Loader):
         return getattr(self._loader, name)
 
 
-class _OnFirstHaystackImport(importlib.abc.MetaPathFinder):
+class _OnFirstHaystackImport:
     """Finds `haystack` once, as the path finder would, with a loader that defers torch; then steps aside."""
 
     def find_spec(
@@ -99,11 +98,11 @@ class _OnFirstHaystackImport(importlib.abc.MetaPathFinder):
         _remove(self)
         spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
         if spec is not None and spec.loader is not None:
-            spec.loader = _TorchRefusingLoader(spec.loader)
+            spec.loader = _TorchRefusingLoader(spec.loader)  # type: ignore[assignment]  # a Loader by duck typing
         return spec
 
 
-def _remove(finder: importlib.abc.MetaPathFinder) -> None:
+def _remove(finder: object) -> None:
     with _LOCK:
         if finder in sys.meta_path:
             sys.meta_path.remove(finder)

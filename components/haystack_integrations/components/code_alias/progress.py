@@ -2,16 +2,16 @@
 Progress bars and model-loading output, under one switch.
 
 Every bar of the package is made by `progress_bar`: it shows only on work that lasts longer than `DELAY_S`
-(reading a few files or writing a few chunks prints nothing; `$CODE_ALIAS_PROGRESS_DELAY` changes it), and not at all when the component's own
-`progress_bar` parameter is off or the process-wide switch `$CODE_ALIAS_PROGRESS=0` is set (what
-`code-alias --no-progress` and `code-alias bench ... --no-progress` do, through `disable_progress`).
+(reading a few files or writing a few chunks prints nothing; `$CODE_ALIAS_PROGRESS_DELAY` changes it), and not
+at all when the component's own `progress_bar` parameter is off or the process-wide switch
+`$CODE_ALIAS_PROGRESS=0` is set (what `code-alias --no-progress` and `code-alias bench ... --no-progress` do,
+through `disable_progress`).
 `quiet_model_loading` hides what transformers and sentence-transformers print while a model loads (the
 "Loading weights" bar, load reports), so a question does not print it every time.
 """
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 from collections.abc import Iterable, Iterator
@@ -112,8 +112,10 @@ def quiet_model_loading() -> Iterator[None]:
     While a model loads: no transformers progress bar ("Loading weights") and only errors from the model
     libraries' loggers. Each setting is put back afterwards.
     """
+    import logging
+
     loggers = [logging.getLogger(name) for name in _MODEL_LOGGERS]
-    levels = [logger.level for logger in loggers]
+    levels = [logger.level for logger in loggers]  # restored afterwards
     bars_were_on = False
     transformers_logging: Any = None
     try:
