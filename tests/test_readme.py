@@ -87,6 +87,7 @@ SKIPS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"(^|\s)hayhooks "), "starts a Hayhooks server, which runs until stopped (tests/test_hayhooks.py)"),
     (re.compile(r"^code-alias serve\b"), "starts a server that runs until stopped (tests/test_hayhooks.py)"),
     (re.compile(r"^curl "), "talks to a running server (tests/test_hayhooks.py sends these requests)"),
+    (re.compile(r"--server\b"), "talks to a running server (tests/test_server.py asks one this way)"),
 ]
 
 

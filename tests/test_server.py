@@ -135,6 +135,32 @@ def snapshot(folder: Path) -> set[str]:
     return {str(path.relative_to(folder)) for path in folder.rglob("*")} if folder.exists() else set()
 
 
+# ---- `code-alias ask --server`: the CLI as a client of a running server ----------------------------------------------
+def test_cli_asks_the_running_server(
+    served: Served, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The answer comes from the server (no index here at all), printed and ranked as a local one."""
+    from haystack_integrations.components.code_alias import cli
+
+    monkeypatch.setenv("CODE_ALIAS_API_TOKEN", TOKEN)
+    argv = ["ask", RETRY_QUESTION, "--server", served.url, "--index-dir", str(tmp_path / "none"), "--top-k", "3"]
+    assert cli.main([*argv, "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["server"] == served.url
+    assert payload["files"][0]["file_path"] == "packages/payments-core/src/retry.ts"
+    assert [item["rank"] for item in payload["files"]] == list(range(1, len(payload["files"]) + 1))
+    assert cli.main(argv) == 0
+    text = capsys.readouterr().out
+    assert text.startswith(f"answered by the code-alias server at {served.url}") and "retry.ts" in text
+    monkeypatch.setenv("CODE_ALIAS_API_TOKEN", "wrong")
+    assert cli.main(argv) == cli.EXIT_ERROR
+    assert "answered 401" in capsys.readouterr().err
+    assert cli.main(["ask", "q", "--server", f"http://127.0.0.1:{free_port()}"]) == cli.EXIT_ERROR
+    assert "no code-alias server answers at" in capsys.readouterr().err
+    assert cli.main(["ask", "q", "--server", served.url, "--lexical"]) == cli.EXIT_ERROR
+    assert "drop --lexical" in capsys.readouterr().err
+
+
 # ---- only our routes -----------------------------------------------------------------------------------------------
 def test_serves_our_deployments(client: httpx.Client) -> None:
     assert set(client.get("/status").json()["pipelines"]) == set(NAMES)

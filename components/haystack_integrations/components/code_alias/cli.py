@@ -17,6 +17,7 @@ from .paths import DEFAULT_INDEX_DIR, DICTIONARY_FILE, INDEX_DIR_ENV
 from .progress import progress_disabled
 
 EXIT_ERROR = 2
+SERVER_ENV = "CODE_ALIAS_SERVER"  # `code-alias ask` sends questions to this running `code-alias serve`
 EXIT_BROKEN_PIPE = 141  # what a shell reports for a command ended by SIGPIPE (128 + 13), as `git log | head` does
 
 
@@ -86,6 +87,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     ask.add_argument("--llm-model", metavar="NAME", help="model name on the OpenAI-compatible server")
     ask.add_argument("--llm-timeout", metavar="S", type=float, help="seconds before the dictionary-only fallback")
+    ask.add_argument(
+        "--server",
+        metavar="URL",
+        default=os.environ.get(SERVER_ENV) or None,
+        help=f"ask a running `code-alias serve` (its index and loaded model: no start-up cost here), e.g. "
+        f"http://127.0.0.1:1416 (default: ${SERVER_ENV}); token from $CODE_ALIAS_API_TOKEN",
+    )
+    ask.add_argument("--server-timeout", metavar="S", type=float, default=60.0, help="seconds to wait for --server")
 
     dictionary = commands.add_parser("dict", parents=[common], help="inspect the alias dictionary")
     dict_commands = dictionary.add_subparsers(dest="dict_command", required=True)
@@ -165,16 +174,28 @@ def _indexed_root(index_dir: str) -> str:
 
 
 def _cmd_ask(args: argparse.Namespace) -> int:
-    from .search import CodeSearch
-
     if args.top_k <= 0:
         raise ValueError("--top-k must be > 0")
     llm = bool(args.llm or args.gguf or args.openai_base_url)
     if llm and args.lexical:
         raise ValueError("--lexical answers with BM25 and the dictionary rewrite; drop --llm/--gguf/--openai-base-url")
-    chat_generator: dict[str, Any] | None = None
     if args.gguf and args.openai_base_url:
         raise ValueError("give --gguf or --openai-base-url, not both")
+    payload = _ask_server(args, llm=llm) if args.server else _ask_here(args, llm=llm)
+    # `rank` is the place in this answer, as printed: the ranker's own field is its best chunk's place before
+    # test files were moved down.
+    for key in ("files", "symbols"):
+        if isinstance(payload.get(key), list):
+            payload[key] = [{**item, "rank": place} for place, item in enumerate(payload[key], 1)]
+    _emit(args, payload, _answer_text(payload))
+    return 0
+
+
+def _ask_here(args: argparse.Namespace, *, llm: bool) -> dict[str, Any]:
+    """Answer in this process: load the index (and the model, for a hybrid index) and run the query pipeline."""
+    from .search import CodeSearch
+
+    chat_generator: dict[str, Any] | None = None
     if args.gguf or args.openai_base_url:
         from .rewriter import usable_chat_generator_spec
 
@@ -191,45 +212,84 @@ def _cmd_ask(args: argparse.Namespace) -> int:
         rewriter_params=rewriter_params,
     )
     answer = search.ask(args.question, top_k=args.top_k, use_rewrite=not args.no_rewrite)
-    retrieval = search.retrieval
-    rewrite = answer.rewrite
+    return {**answer.to_dict(), "retrieval": search.retrieval}
+
+
+def _ask_server(args: argparse.Namespace, *, llm: bool) -> dict[str, Any]:
+    """
+    Answer through a running `code-alias serve` (its index, its loaded model): no import of the pipelines here,
+    so a hybrid question costs the request instead of the model's start-up.
+    """
+    import urllib.error
+    import urllib.request
+
+    unsupported = [flag for flag, on in (("--no-rewrite", args.no_rewrite), ("--lexical", args.lexical)) if on]
+    if args.gguf or args.openai_base_url:
+        unsupported.append("--gguf/--openai-base-url")
+    if unsupported:
+        raise ValueError(f"--server answers with the server's own pipeline; drop {', '.join(unsupported)}")
+    if not args.server.startswith(("http://", "https://")):
+        raise ValueError(f"--server must be an http:// or https:// URL, got {args.server!r}")
+    url = args.server.rstrip("/") + "/code_alias_ask/run"
+    body = {"question": args.question, "top_k": args.top_k, "mode": "llm" if llm else "dictionary"}
+    headers = {"content-type": "application/json"}
+    token = os.environ.get("CODE_ALIAS_API_TOKEN")
+    if token:
+        headers["authorization"] = f"Bearer {token}"
+    request = urllib.request.Request(url, data=json.dumps(body).encode("utf-8"), headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=args.server_timeout) as response:
+            result = json.loads(response.read().decode("utf-8"))["result"]
+    except urllib.error.HTTPError as error:
+        detail = error.read().decode("utf-8", errors="replace")
+        with_detail = json.loads(detail).get("detail", detail) if detail.startswith("{") else detail
+        raise RuntimeError(f"the code-alias server at {args.server} answered {error.code}: {with_detail}") from error
+    except (urllib.error.URLError, OSError) as error:
+        reason = getattr(error, "reason", error)
+        raise RuntimeError(
+            f"no code-alias server answers at {args.server} ({reason}); start one with `code-alias serve` "
+            f"or ask without --server"
+        ) from error
+    return {**result, "server": args.server}
+
+
+def _answer_text(payload: dict[str, Any]) -> str:
+    """The printed answer: the rewrite, then symbols (the question asks for a name, a file and a line), then files."""
+    rewrite = payload["rewrite"]
+    meta = rewrite.get("meta") or {}
+    used = rewrite.get("used", True)
     lines = [
-        f"rewrite ({rewrite['meta'].get('mode', 'none') if rewrite['used'] else 'off'}, intent {rewrite['intent']}): "
-        f"{rewrite['rewritten']}",
+        f"rewrite ({meta.get('mode', 'none') if used else 'off'}, intent {rewrite['intent']}): {rewrite['rewritten']}",
         f"  symbols: {', '.join(rewrite['symbols']) or '-'}   packages: {', '.join(rewrite['packages']) or '-'}",
     ]
-    if retrieval == "lexical":
+    if payload.get("retrieval") == "lexical":
         lines.insert(0, "retrieval: lexical (BM25 + the rewrite's definitions; no embedding model)")
+    if payload.get("server"):
+        lines.insert(0, f"answered by the code-alias server at {payload['server']}")
     if rewrite.get("dropped"):
         lines.append(f"  dropped (not in the dictionary): {rewrite['dropped']}")
-    if rewrite["meta"].get("fallback"):
-        lines.append(f"  LLM fallback to the dictionary rewrite: {rewrite['meta']['fallback']}")
-    # Symbols first: the question asks for a name, a file and a line; the files follow for context.
-    if answer.symbols:
+    if meta.get("fallback"):
+        lines.append(f"  LLM fallback to the dictionary rewrite: {meta['fallback']}")
+    symbols = payload.get("symbols") or []
+    if symbols:
         lines.append("symbols:")
-    for rank, symbol in enumerate(answer.symbols, 1):
-        why = f"  [{'; '.join(symbol['why'])}]" if symbol["why"] else ""
+    for rank, symbol in enumerate(symbols, 1):
+        why = f"  [{'; '.join(symbol['why'])}]" if symbol.get("why") else ""
         lines.append(
             f"{rank:>2}. {symbol['qualified_name']}  {symbol['file_path']}:{symbol['start_line']}-{symbol['end_line']}"
             f"{why}"
         )
-    if answer.files:
+    files = payload.get("files") or []
+    if files:
         lines.append("files:")
-    for rank, item in enumerate(answer.files, 1):
+    for rank, item in enumerate(files, 1):
         hits = ", ".join(
             f"{h['qualified_name'] or '(module)'} L{h['start_line']}-{h['end_line']}" for h in item["hits"][:3]
         )
         lines.append(f"{rank:>2}. {item['file_path']}  {hits}")
-    if not answer.files:
+    if not files:
         lines.append("no results")
-    payload = {**answer.to_dict(), "retrieval": retrieval}
-    # `rank` is the place in this answer, as printed: the ranker's own field is its best chunk's place before
-    # test files were moved down.
-    for key in ("files", "symbols"):
-        if isinstance(payload.get(key), list):
-            payload[key] = [{**item, "rank": place} for place, item in enumerate(payload[key], 1)]
-    _emit(args, payload, "\n".join(lines))
-    return 0
+    return "\n".join(lines)
 
 
 def _load_dictionary(index_dir: str) -> Any:
