@@ -276,3 +276,19 @@ def test_a_definition_may_displace_the_module_it_is_in() -> None:
     hints = [{"kind": "symbol", "name": "withBackoff", "confidence": 0.5, "reasons": ["retrieved:#2", "doc"]}]
     out = RankFusion().run(bm25_documents=bm25, definition_documents=[bm25[2]], hints=hints)["documents"]
     assert [d.id for d in out][:2] == ["w", "mod"]
+
+
+def test_symbol_evidence_is_shared_not_copied_and_fuses_like_hints() -> None:
+    import copy
+
+    from haystack.core.pipeline.utils import _deepcopy_with_exceptions
+
+    from haystack_integrations.components.code_alias.core.hints import SymbolEvidence
+
+    hints = [{"kind": "symbol", "name": "get_root_path", "confidence": 0.95, "reasons": ["exact"]}]
+    evidence = SymbolEvidence.from_hints(hints)
+    assert evidence["get_root_path"] == (0.95, ("exact",))
+    assert copy.deepcopy(evidence) is evidence and _deepcopy_with_exceptions(evidence) is evidence
+    by_hints = RankFusion().run(bm25_documents=BM25, definition_documents=GUESS, hints=hints)["documents"]
+    by_evidence = RankFusion().run(bm25_documents=BM25, definition_documents=GUESS, symbol_evidence=evidence)
+    assert [d.id for d in by_hints] == [d.id for d in by_evidence["documents"]] == ["c1", "a1", "b1"]

@@ -412,7 +412,7 @@ def test_dictionary_mode_per_call_matches_the_dictionary_only_rewriter(dictionar
     out["meta"].pop("latency_ms")
     plain["meta"].pop("latency_ms")
     assert out == plain
-    assert set(plain) == {"rewritten", "symbols", "packages", "intent", "hints", "meta"}
+    assert set(plain) == {"rewritten", "symbols", "packages", "intent", "hints", "symbol_evidence", "meta"}
 
 
 # ---- async, warm-up and close --------------------------------------------------------------------------------------

@@ -65,9 +65,9 @@ if TYPE_CHECKING:
     from .definitions import SymbolDefinitionRetriever
     from .dictionary_builder import AliasDictionaryBuilder
     from .embedders import CodeDocumentEmbedder, CodeTextEmbedder
-    from .fusion import RankFusion
     from .embedding_retriever import CodeEmbeddingRetriever
     from .faithfulness import SymbolFaithfulnessFilter
+    from .fusion import RankFusion
     from .reader import CodeFileReader
     from .results import FileRanker
     from .rewriter import ConstrainedQueryRewriter

@@ -8,6 +8,7 @@ from typing import Any
 from haystack import Document, component, default_from_dict, default_to_dict
 
 from .core.fusion import RRF_K, definition_weight, protect_question_top, reciprocal_rank_fusion
+from .core.hints import SymbolEvidence
 
 #: The named lists, in the order ties are broken.
 LISTS: tuple[str, ...] = ("bm25", "embedding", "definitions")
@@ -102,6 +103,7 @@ class RankFusion:
         definition_documents: list[Document] | None = None,
         hints: list[dict[str, Any]] | None = None,
         top_k: int | None = None,
+        symbol_evidence: SymbolEvidence | None = None,
     ) -> dict[str, list[Document]]:
         """
         :param bm25_documents: The BM25 ranking.
@@ -109,6 +111,8 @@ class RankFusion:
         :param definition_documents: The chunks defining the rewrite's symbols, in the rewrite's order.
         :param hints: The rewriter's hints (`name`, `confidence`, `reasons`), for each definition's weight.
         :param top_k: Overrides the init `top_k`.
+        :param symbol_evidence: The same as `hints`, as the rewriter's read-only `symbol_evidence` (what the shipped
+            pipelines connect: it costs nothing to pass); takes precedence over `hints`.
         :returns: `documents`: fused, best first, scored by the fusion, with `meta["fusion"]`.
         """
         named = {
@@ -121,19 +125,19 @@ class RankFusion:
             for document in named[name]:
                 by_id.setdefault(document.id, document)
         lists = {name: [d.id for d in documents] for name, documents in named.items() if documents}
-        hint_by_name = {str(h.get("name")): h for h in hints or [] if h.get("kind", "symbol") == "symbol"}
-        definition_symbols: dict[str, tuple[str, dict[str, Any] | None]] = {}
+        evidence = symbol_evidence if symbol_evidence is not None else SymbolEvidence.from_hints(hints or [])
+        definition_symbols: dict[str, tuple[str, tuple[float, tuple[str, ...]] | None]] = {}
         item_weights: dict[str, dict[str, float]] = {}
         top_confident: set[str] = set()
         if named["definitions"]:
             question_found = {d.id for name in ("bm25", "embedding") for d in named[name][: self.corroboration_depth]}
             weights: dict[str, float] = {}
             for document in named["definitions"]:
-                symbol, hint = self._hint_of(document, hint_by_name)
+                symbol, hint = self._hint_of(document, evidence)
                 definition_symbols.setdefault(document.id, (symbol, hint))
                 if not self.confidence_weighting:
                     continue
-                confidence = float(hint.get("confidence", 0.0)) if hint else UNKNOWN_CONFIDENCE
+                confidence = hint[0] if hint else UNKNOWN_CONFIDENCE
                 if confidence >= self.top_confidence:
                     top_confident.add(document.id)
                 weights.setdefault(
@@ -179,8 +183,8 @@ class RankFusion:
                 symbol, hint = definition_symbols[entry.item]
                 provenance["symbol"] = symbol
                 if hint is not None:
-                    provenance["confidence"] = hint.get("confidence")
-                    provenance["evidence"] = list(hint.get("reasons", []))
+                    provenance["confidence"] = hint[0]
+                    provenance["evidence"] = list(hint[1])
             meta = {**document.meta, "fusion": provenance}
             documents.append(dataclasses.replace(document, score=entry.score, meta=meta, embedding=None))
         return {"documents": documents}
@@ -193,6 +197,7 @@ class RankFusion:
         definition_documents: list[Document] | None = None,
         hints: list[dict[str, Any]] | None = None,
         top_k: int | None = None,
+        symbol_evidence: SymbolEvidence | None = None,
     ) -> dict[str, list[Document]]:
         return self.run(
             bm25_documents=bm25_documents,
@@ -200,11 +205,12 @@ class RankFusion:
             definition_documents=definition_documents,
             hints=hints,
             top_k=top_k,
+            symbol_evidence=symbol_evidence,
         )
 
     @staticmethod
-    def _hint_of(document: Document, hints: dict[str, dict[str, Any]]) -> tuple[str, dict[str, Any] | None]:
-        """The rewrite symbol a definition chunk stands for, and its hint (None when the hints lack it)."""
+    def _hint_of(document: Document, hints: SymbolEvidence) -> tuple[str, tuple[float, tuple[str, ...]] | None]:
+        """The rewrite symbol a definition chunk stands for, and its (confidence, reasons), None if not a hint."""
         symbol = str(document.meta.get("symbol") or document.meta.get("qualified_name") or "")
         qualified = str(document.meta.get("qualified_name") or "")
         hint = hints.get(symbol) or hints.get(qualified) or hints.get(qualified.rsplit(".", 1)[-1])

@@ -29,7 +29,7 @@ from haystack.dataclasses import ChatMessage
 from haystack.utils import Secret, deserialize_chatgenerator_inplace
 
 from .cache import RewriteCache, cache_key, config_fingerprint, make_rewrite_cache
-from .core.hints import Hint
+from .core.hints import Hint, SymbolEvidence
 from .core.llm_output import UnusableAnswer, parse_rewrite_answer, rewrite_json_schema
 from .core.prompt_data import offered_hints, prompt_candidates
 from .core.rewrite import INTENTS, Rewrite, classify_intent, dictionary_rewrite
@@ -44,6 +44,7 @@ REWRITE_OUTPUTS = {
     "packages": list[str],
     "intent": str,
     "hints": list[dict[str, Any]],
+    "symbol_evidence": SymbolEvidence,
     "meta": dict[str, Any],
 }
 MODES: tuple[str, ...] = ("dictionary", "llm")
@@ -421,8 +422,12 @@ class ConstrainedQueryRewriter(UsesDictionary):
             rewrite chooses from the dictionary *and* the retrieved hint list.
         :returns: `rewritten`, `symbols`, `packages`, `intent`, the `hints` considered, and `meta` (mode,
             dictionary version, latency in ms; in LLM mode also `fallback` (None or the reason), `cache_hit`,
-            `cache` counters, `llm_latency_ms`, `raw_answer`, `problems`, `generator`).
+            `cache` counters, `llm_latency_ms`, `raw_answer`, `problems`, `generator`), and `symbol_evidence` (each
+            hint symbol's confidence and evidence, shared read-only with `RankFusion`).
         """
+        return _with_evidence(self._run(question, mode, retrieved_documents))
+
+    def _run(self, question: str, mode: str | None, retrieved_documents: list[Document] | None) -> dict[str, Any]:
         started = time.perf_counter()
         retrieved = retrieved_symbols(retrieved_documents)
         if self._resolve_mode(question, mode) == "dictionary":
@@ -449,6 +454,11 @@ class ConstrainedQueryRewriter(UsesDictionary):
         :param retrieved_documents: A first retrieval pass's chunks for the raw question (see `run`).
         :returns: The same as `run`.
         """
+        return _with_evidence(await self._run_async(question, mode, retrieved_documents))
+
+    async def _run_async(
+        self, question: str, mode: str | None, retrieved_documents: list[Document] | None
+    ) -> dict[str, Any]:
         started = time.perf_counter()
         retrieved = retrieved_symbols(retrieved_documents)
         if self._resolve_mode(question, mode) == "dictionary":
@@ -915,3 +925,8 @@ def retrieved_symbols(documents: list[Document] | None) -> list[str]:
         if isinstance(name, str) and name and name not in names:
             names.append(name)
     return names
+
+
+def _with_evidence(result: dict[str, Any]) -> dict[str, Any]:
+    """The rewrite's outputs plus `symbol_evidence`, built from its hints."""
+    return {**result, "symbol_evidence": SymbolEvidence.from_hints(result.get("hints", []))}

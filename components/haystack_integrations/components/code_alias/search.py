@@ -139,9 +139,12 @@ class AskResult:
         own = self.bm25_documents if retrieval == "bm25" else self.embedding_documents
         if not self.definition_documents:
             return own
-        lists = {"bm25_documents" if retrieval == "bm25" else "embedding_documents": own}
         fused = self.fusion.run(
-            **lists, definition_documents=self.definition_documents, hints=self.rewrite.get("hints"), top_k=None
+            bm25_documents=own if retrieval == "bm25" else None,
+            embedding_documents=own if retrieval == "embedding" else None,
+            definition_documents=self.definition_documents,
+            hints=self.rewrite.get("hints"),
+            top_k=None,
         )
         return list(fused["documents"])
 
