@@ -159,11 +159,20 @@ def test_rrf_ties_are_deterministic_and_zero_weight_drops() -> None:
 
 def test_protect_question_top_only_yields_to_confident_items() -> None:
     lists = {"bm25": ["a", "b", "c"], "definitions": ["c"]}
+    question = reciprocal_rank_fusion({"bm25": lists["bm25"]})
     fused = reciprocal_rank_fusion(lists)
     assert fused[0].item == "c"
-    guarded = protect_question_top(fused, lists, confident=set())
+    guarded = protect_question_top(fused, question, confident=set())
     assert [f.item for f in guarded] == ["a", "c", "b"]
-    assert [f.item for f in protect_question_top(fused, lists, confident={"c"})] == ["c", "a", "b"]
+    fused = reciprocal_rank_fusion(lists)
+    assert [f.item for f in protect_question_top(fused, question, confident={"c"})] == ["c", "a", "b"]
+    fused = reciprocal_rank_fusion(lists)
+    # among the defining items {b, c}: b, the question's best of them, takes c's place and c follows it
+    assert [f.item for f in protect_question_top(fused, question, confident=set(), among={"b", "c"})] == [
+        "b",
+        "c",
+        "a",
+    ]
 
 
 def test_definition_weight_gates_weak_guesses() -> None:

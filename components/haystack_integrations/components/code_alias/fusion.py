@@ -157,8 +157,8 @@ class RankFusion:
             defining = {d.id for d in by_id.values() if d.meta.get("qualified_name") or d.meta.get("symbol")}
 
             question_lists = {name: items for name, items in lists.items() if name != "definitions"}
-            question_top = reciprocal_rank_fusion(question_lists, weights=self.weights, k=self.k)[:1]
-            top_meta = by_id[question_top[0].item].meta if question_top else {}
+            question_ranking = reciprocal_rank_fusion(question_lists, weights=self.weights, k=self.k)
+            top_meta = by_id[question_ranking[0].item].meta if question_ranking else {}
             # The module remainder the question found first: a definition inside it is more specific.
             top_module = None if top_meta.get("qualified_name") else top_meta.get("file_path")
 
@@ -173,7 +173,7 @@ class RankFusion:
                 return item in top_confident and not member
 
             for among in (None, defining):
-                fused = protect_question_top(fused, lists, may_displace, among=among, weights=self.weights, k=self.k)
+                fused = protect_question_top(fused, question_ranking, may_displace, among=among)
         limit = top_k or self.top_k
         documents = []
         for entry in fused[:limit] if limit else fused:

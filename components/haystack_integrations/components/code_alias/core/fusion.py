@@ -107,48 +107,37 @@ def definition_weight(
 
 def protect_question_top(
     fused: list[Fused],
-    lists: Mapping[str, Sequence[str]],
+    question: list[Fused],
     confident: set[str] | Callable[[str, str], bool],
     *,
     among: set[str] | None = None,
-    rewrite_list: str = "definitions",
-    weights: Mapping[str, float] | None = None,
-    k: float = RRF_K,
 ) -> list[Fused]:
     """
     Keep the question's own best item first unless the fused first is backed by a confident rewrite symbol.
 
-    The question's best item is the top of the fusion of every list but `rewrite_list`. When the fused ranking
-    puts something else first and that item is not in `confident`, the question's best moves up to take its
-    place; the rest keeps its fused order. With `among`, "first" means first among those items (e.g. the chunks
-    that define a symbol, so the first *symbol* of the answer is guarded too).
+    `question` is the fusion of the question's own lists (every list but the rewrite's). When the fused ranking
+    puts something else first and that item may not displace the question's best (`confident`), the question's
+    best moves up to take its place; the rest keeps its fused order. With `among`, "first" means first among
+    those items (e.g. the chunks that define a symbol, so the first *symbol* of the answer is guarded too).
 
-    :param fused: The fused ranking (`reciprocal_rank_fusion`).
-    :param lists: The lists it fused.
+    :param fused: The fused ranking (`reciprocal_rank_fusion` over every list).
+    :param question: The ranking of the question's own lists alone.
     :param confident: Items whose rewrite evidence is strong enough to take the first place, or a function
         ``(item, question's best item) -> bool`` saying whether `item` may displace it.
     :param among: Only items in this set compete for the guarded place (None: all).
     """
-    eligible = [entry for entry in fused if among is None or entry.item in among]
-    question_lists = {name: items for name, items in lists.items() if name != rewrite_list}
-    if not eligible or not question_lists:
-        return fused
-    question = [
-        entry
-        for entry in reciprocal_rank_fusion(question_lists, weights=weights, k=k)
-        if among is None or entry.item in among
-    ]
-    if not question or eligible[0].item == question[0].item:
+    eligible = next((entry for entry in fused if among is None or entry.item in among), None)
+    best = next((entry.item for entry in question if among is None or entry.item in among), None)
+    if eligible is None or best is None or eligible.item == best:
         return fused
     may_displace = confident if callable(confident) else (lambda item, _best: item in confident)
-    if may_displace(eligible[0].item, question[0].item):
+    if may_displace(eligible.item, best):
         return fused
-    best, usurper = question[0].item, eligible[0]
     moved = next(entry for entry in fused if entry.item == best)
-    moved.score = usurper.score * (1.0 + 1e-9)  # scores stay monotonic for consumers that sort by them
+    moved.score = eligible.score * (1.0 + 1e-9)  # scores stay monotonic for consumers that sort by them
     reordered: list[Fused] = []
     for entry in fused:
-        if entry is usurper:
+        if entry is eligible:
             reordered.append(moved)
         if entry is not moved:
             reordered.append(entry)

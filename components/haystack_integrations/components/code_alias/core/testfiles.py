@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -158,7 +158,13 @@ def is_test_file(path: str, rule: TestFileRule | None = None) -> bool:
     :param path: POSIX path relative to the repository root.
     :param rule: Another convention than :data:`DEFAULT_TEST_RULE`.
     """
-    return (rule or DEFAULT_TEST_RULE).is_test(path)
+    return _is_test_by_default(path) if rule is None else rule.is_test(path)
+
+
+@lru_cache(maxsize=1 << 16)
+def _is_test_by_default(path: str) -> bool:
+    # Asked for every retrieved chunk of every question (file and symbol ranking): the same paths again and again.
+    return DEFAULT_TEST_RULE.is_test(path)
 
 
 def is_fixture_file(path: str, rule: TestFileRule | None = None) -> bool:
