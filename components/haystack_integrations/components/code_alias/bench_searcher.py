@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import os
 from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +49,9 @@ class PipelineSearcher:
         self.rewriter_params = rewriter_params
         self._search: CodeSearch | None = None
         self._answers: OrderedDict[tuple[str, str], AskResult] = OrderedDict()
-        os.environ.setdefault(EMBEDDING_CACHE_ENV, str(cache_dir / "embedding-cache"))
+        # One vector cache for every corpus (versions of a project share most chunks); set only while this
+        # searcher builds pipelines, so the process's other users keep their own.
+        self._embedding_cache = os.environ.get(EMBEDDING_CACHE_ENV) or str(cache_dir / "embedding-cache")
 
     def supports(self, rewrite: str, retrieval: str) -> bool:
         if rewrite == "llm" and not self.chat_generator:
@@ -66,8 +70,9 @@ class PipelineSearcher:
             chat_generator=self.chat_generator,
             rewriter_params=self.rewriter_params if llm else None,
         )
-        search.index(corpus_root)
-        search.warm_up()
+        with _environment(EMBEDDING_CACHE_ENV, self._embedding_cache):
+            search.index(corpus_root)
+            search.warm_up()
         self._search = search
         self._answers.clear()
 
@@ -104,6 +109,19 @@ class PipelineSearcher:
                 "fallback": meta.get("fallback"),
             },
         )
+
+
+@contextmanager
+def _environment(name: str, value: str) -> Iterator[None]:
+    old = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = old
 
 
 def make_searcher(args: argparse.Namespace) -> PipelineSearcher:
