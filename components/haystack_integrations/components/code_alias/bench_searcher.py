@@ -9,14 +9,12 @@ from __future__ import annotations
 import argparse
 import os
 from collections import OrderedDict
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from .evaluation.runner import SearchResult
 from .paths import EMBEDDING_CACHE_ENV
-from .search import AskResult, CodeSearch
+from .search import AskResult, CodeSearch, environment_variable
 
 
 class PipelineSearcher:
@@ -70,7 +68,7 @@ class PipelineSearcher:
             chat_generator=self.chat_generator,
             rewriter_params=self.rewriter_params if llm else None,
         )
-        with _environment(EMBEDDING_CACHE_ENV, self._embedding_cache):
+        with environment_variable(EMBEDDING_CACHE_ENV, self._embedding_cache):
             search.index(corpus_root)
             search.warm_up()
         self._search = search
@@ -109,19 +107,6 @@ class PipelineSearcher:
                 "fallback": meta.get("fallback"),
             },
         )
-
-
-@contextmanager
-def _environment(name: str, value: str) -> Iterator[None]:
-    old = os.environ.get(name)
-    os.environ[name] = value
-    try:
-        yield
-    finally:
-        if old is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = old
 
 
 def make_searcher(args: argparse.Namespace) -> PipelineSearcher:

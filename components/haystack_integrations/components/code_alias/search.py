@@ -6,6 +6,7 @@ and runs the pipelines under `pipelines/`; there is no second implementation of 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
@@ -84,18 +85,23 @@ def _index_cause(error: BaseException) -> BaseException | None:
 
 
 @contextmanager
-def index_dir_environment(index_dir: Path) -> Iterator[None]:
-    """Point the pipelines' `index_dir: null` components at `index_dir` while they are built."""
+def environment_variable(name: str, value: str) -> Iterator[None]:
+    """Set one environment variable while the block runs (pipelines read their defaults from it when built)."""
     with _ENV_LOCK:
-        old = os.environ.get(INDEX_DIR_ENV)
-        os.environ[INDEX_DIR_ENV] = str(index_dir)
+        old = os.environ.get(name)
+        os.environ[name] = value
         try:
             yield
         finally:
             if old is None:
-                os.environ.pop(INDEX_DIR_ENV, None)
+                os.environ.pop(name, None)
             else:
-                os.environ[INDEX_DIR_ENV] = old
+                os.environ[name] = old
+
+
+def index_dir_environment(index_dir: Path) -> contextlib.AbstractContextManager[None]:
+    """Point the pipelines' `index_dir: null` components at `index_dir` while they are built."""
+    return environment_variable(INDEX_DIR_ENV, str(index_dir))
 
 
 @dataclass
