@@ -7,7 +7,7 @@ from typing import Any
 
 from haystack import Document, component, default_from_dict, default_to_dict
 
-from .core.fusion import RRF_K, definition_weight, protect_question_top, reciprocal_rank_fusion
+from .core.fusion import RRF_K, Fused, definition_weight, protect_question_top, reciprocal_rank_fusion
 from .core.hints import SymbolEvidence
 
 #: The named lists, in the order ties are broken.
@@ -126,54 +126,11 @@ class RankFusion:
                 by_id.setdefault(document.id, document)
         lists = {name: [d.id for d in documents] for name, documents in named.items() if documents}
         evidence = symbol_evidence if symbol_evidence is not None else SymbolEvidence.from_hints(hints or [])
-        definition_symbols: dict[str, tuple[str, tuple[float, tuple[str, ...]] | None]] = {}
-        item_weights: dict[str, dict[str, float]] = {}
-        top_confident: set[str] = set()
-        if named["definitions"]:
-            question_found = {d.id for name in ("bm25", "embedding") for d in named[name][: self.corroboration_depth]}
-            weights: dict[str, float] = {}
-            for document in named["definitions"]:
-                symbol, hint = self._hint_of(document, evidence)
-                definition_symbols.setdefault(document.id, (symbol, hint))
-                if not self.confidence_weighting:
-                    continue
-                confidence = hint[0] if hint else UNKNOWN_CONFIDENCE
-                if confidence >= self.top_confidence:
-                    top_confident.add(document.id)
-                weights.setdefault(
-                    document.id,
-                    definition_weight(
-                        confidence,
-                        corroborated=document.id in question_found,
-                        strong_confidence=self.strong_confidence,
-                        weak_factor=self.weak_factor,
-                        uncorroborated_factor=self.uncorroborated_factor,
-                    ),
-                )
-            item_weights["definitions"] = weights
+        definition_symbols = {d.id: self._hint_of(d, evidence) for d in reversed(named["definitions"])}
+        item_weights, top_confident = self._definition_weights(named, definition_symbols)
         fused = reciprocal_rank_fusion(lists, weights=self.weights, item_weights=item_weights, k=self.k)
         if self.protect_top and self.confidence_weighting and fused and "definitions" in lists:
-            # The first chunk (the first file) and the first definition (the first symbol) are both guarded.
-            defining = {d.id for d in by_id.values() if d.meta.get("qualified_name") or d.meta.get("symbol")}
-
-            question_lists = {name: items for name, items in lists.items() if name != "definitions"}
-            question_ranking = reciprocal_rank_fusion(question_lists, weights=self.weights, k=self.k)
-            top_meta = by_id[question_ranking[0].item].meta if question_ranking else {}
-            # The module remainder the question found first: a definition inside it is more specific.
-            top_module = None if top_meta.get("qualified_name") else top_meta.get("file_path")
-
-            def may_displace(item: str, best: str) -> bool:
-                usurper, question_best = by_id[item].meta, by_id[best].meta
-                if top_module is not None and usurper.get("file_path") == top_module:
-                    return True
-                # A confident definition takes the top, but never from one of its own members: the question's
-                # own best `FilePathField.formfield` is more specific than the `FilePathField` it names.
-                inner, outer = question_best.get("qualified_name"), usurper.get("qualified_name")
-                member = bool(inner and outer and str(inner).startswith(f"{outer}."))
-                return item in top_confident and not member
-
-            for among in (None, defining):
-                fused = protect_question_top(fused, question_ranking, may_displace, among=among)
+            fused = self._guard_top(fused, lists, by_id, top_confident)
         limit = top_k or self.top_k
         documents = []
         for entry in fused[:limit] if limit else fused:
@@ -207,6 +164,59 @@ class RankFusion:
             top_k=top_k,
             symbol_evidence=symbol_evidence,
         )
+
+    def _definition_weights(
+        self,
+        named: dict[str, list[Document]],
+        definition_symbols: dict[str, tuple[str, tuple[float, tuple[str, ...]] | None]],
+    ) -> tuple[dict[str, dict[str, float]], set[str]]:
+        """Each definition's weight (`core.fusion.definition_weight`), and the definitions sure enough for the top."""
+        if not named["definitions"] or not self.confidence_weighting:
+            return {}, set()
+        question_found = {d.id for name in ("bm25", "embedding") for d in named[name][: self.corroboration_depth]}
+        weights: dict[str, float] = {}
+        top_confident: set[str] = set()
+        for document in named["definitions"]:
+            _, hint = definition_symbols[document.id]
+            confidence = hint[0] if hint else UNKNOWN_CONFIDENCE
+            if confidence >= self.top_confidence:
+                top_confident.add(document.id)
+            weights.setdefault(
+                document.id,
+                definition_weight(
+                    confidence,
+                    corroborated=document.id in question_found,
+                    strong_confidence=self.strong_confidence,
+                    weak_factor=self.weak_factor,
+                    uncorroborated_factor=self.uncorroborated_factor,
+                ),
+            )
+        return {"definitions": weights}, top_confident
+
+    def _guard_top(
+        self, fused: list[Fused], lists: dict[str, list[str]], by_id: dict[str, Document], top_confident: set[str]
+    ) -> list[Fused]:
+        """The first chunk (the first file) and the first definition (the first symbol) stay the question's own."""
+        defining = {d.id for d in by_id.values() if d.meta.get("qualified_name") or d.meta.get("symbol")}
+        question_lists = {name: items for name, items in lists.items() if name != "definitions"}
+        question_ranking = reciprocal_rank_fusion(question_lists, weights=self.weights, k=self.k)
+        top_meta = by_id[question_ranking[0].item].meta if question_ranking else {}
+        # The module remainder the question found first: a definition inside it is more specific.
+        top_module = None if top_meta.get("qualified_name") else top_meta.get("file_path")
+
+        def may_displace(item: str, best: str) -> bool:
+            usurper, question_best = by_id[item].meta, by_id[best].meta
+            if top_module is not None and usurper.get("file_path") == top_module:
+                return True
+            # A confident definition takes the top, but never from one of its own members: the question's own
+            # best `FilePathField.formfield` is more specific than the `FilePathField` it names.
+            inner, outer = question_best.get("qualified_name"), usurper.get("qualified_name")
+            member = bool(inner and outer and str(inner).startswith(f"{outer}."))
+            return item in top_confident and not member
+
+        for among in (None, defining):
+            fused = protect_question_top(fused, question_ranking, may_displace, among=among)
+        return fused
 
     @staticmethod
     def _hint_of(document: Document, hints: SymbolEvidence) -> tuple[str, tuple[float, tuple[str, ...]] | None]:
