@@ -34,7 +34,7 @@ from haystack_integrations.components.code_alias.live import (
     signature_of,
     verify_request,
 )
-from tests.test_server import CLI, REPO, RETRY_QUESTION, STARTUP_SECONDS, Served, free_port
+from tests.test_server import CLI, REPO, RETRY_QUESTION, Served, free_port, running_server
 
 SECRET = "webhook-secret-9d2e"
 TOKEN = "api-token-51ab"
@@ -65,35 +65,10 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         CODE_ALIAS_SYNC_LOCK_TIMEOUT="2",
         PYTHONPATH=os.pathsep.join([str(REPO / "components"), env.get("PYTHONPATH", "")]),
     )
-    log = workdir / "server.log"
-    with log.open("wb") as handle:
-        process = subprocess.Popen(
-            [*CLI, "--index-dir", str(index_dir), "serve", "--port", str(port)],
-            cwd=workdir,
-            env=env,
-            stdout=handle,
-            stderr=subprocess.STDOUT,
-        )
-    server = Served("127.0.0.1", port, process, log, workdir, workdir / "unused")
-    try:
-        deadline = time.monotonic() + STARTUP_SECONDS
-        while True:
-            assert process.poll() is None, f"code-alias serve exited with {process.returncode}:\n{server.log_tail()}"
-            assert time.monotonic() < deadline, f"code-alias serve did not answer:\n{server.log_tail()}"
-            try:
-                if httpx.get(server.url + "/status", headers=AUTH, timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.3)
+    with running_server(
+        ["--index-dir", str(index_dir), "serve", "--port", str(port)], port, workdir, env, AUTH
+    ) as server:
         yield server
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
 
 
 @pytest.fixture

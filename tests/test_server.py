@@ -18,6 +18,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -80,23 +81,28 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         CODE_ALIAS_LEXICAL="1",
         PYTHONPATH=os.pathsep.join([str(REPO / "components"), env.get("PYTHONPATH", "")]),
     )
+    with running_server(
+        ["--index-dir", str(index_dir), "serve", "--port", str(port), "--mcp"], port, workdir, env, AUTH, marker
+    ) as server:
+        yield server
+
+
+@contextmanager
+def running_server(
+    argv: list[str], port: int, workdir: Path, env: dict[str, str], auth: dict[str, str], marker: Path | None = None
+) -> Iterator[Served]:
+    """`code-alias ARGV` in `workdir`, once its `/status` answers; stopped (terminate, then kill) afterwards."""
     log = workdir / "server.log"
     with log.open("wb") as handle:
-        process = subprocess.Popen(
-            [*CLI, "--index-dir", str(index_dir), "serve", "--port", str(port), "--mcp"],
-            cwd=workdir,
-            env=env,
-            stdout=handle,
-            stderr=subprocess.STDOUT,
-        )
-    server = Served("127.0.0.1", port, process, log, workdir, marker)
+        process = subprocess.Popen([*CLI, *argv], cwd=workdir, env=env, stdout=handle, stderr=subprocess.STDOUT)
+    server = Served("127.0.0.1", port, process, log, workdir, marker or workdir / "unused")
     try:
         deadline = time.monotonic() + STARTUP_SECONDS
         while True:
             assert process.poll() is None, f"code-alias serve exited with {process.returncode}:\n{server.log_tail()}"
             assert time.monotonic() < deadline, f"code-alias serve did not answer:\n{server.log_tail()}"
             try:
-                if httpx.get(server.url + "/status", headers=AUTH, timeout=2).status_code == 200:
+                if httpx.get(server.url + "/status", headers=auth, timeout=2).status_code == 200:
                     break
             except httpx.HTTPError:
                 pass
