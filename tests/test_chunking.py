@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
+import importlib.util
 import random
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from haystack_integrations.components.code_alias.core import chunking
-from haystack_integrations.components.code_alias.core.chunking import CHUNK_KINDS, Chunk, chunk_file
+from haystack_integrations.components.code_alias.core.chunking import CHUNK_KINDS, chunk_file
 from haystack_integrations.components.code_alias.core.model import SymbolDef
 from haystack_integrations.components.code_alias.core.symbols import extract_symbols, language_for_path
 
@@ -18,51 +18,16 @@ PACKAGE = ROOT / "components" / "haystack_integrations" / "components" / "code_a
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
-# ---- the reference: chunk_file as it was before the linear scan (quadratic in the number of definitions) --------
-def _reference_children(definitions: list[SymbolDef], parent: SymbolDef | None) -> list[SymbolDef]:
-    inside = [
-        d
-        for d in definitions
-        if d is not parent
-        and (parent is None or (parent.start_line <= d.start_line and d.end_line <= parent.end_line))
-        and not (parent is not None and d.start_line == parent.start_line and d.end_line == parent.end_line)
-    ]
-    children: list[SymbolDef] = []
-    for definition in inside:
-        if (
-            children
-            and children[-1].start_line <= definition.start_line
-            and definition.end_line <= children[-1].end_line
-        ):
-            continue
-        children.append(definition)
-    return children
+# ---- the reference: chunk_file as it was before the linear scan, kept once in benchmarks/split_scaling.py ----------
+def _load_reference() -> Any:
+    spec = importlib.util.spec_from_file_location("split_scaling", ROOT / "benchmarks" / "split_scaling.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.quadratic_chunk_file
 
 
-def reference_chunk_file(text: str, symbols: list[SymbolDef], *, max_lines: int = 400) -> list[Chunk]:
-    lines = text.splitlines()
-    definitions = sorted(
-        (s for s in symbols if s.kind in CHUNK_KINDS and s.start_line <= len(lines)),
-        key=lambda s: (s.start_line, -s.end_line),
-    )
-    chunks: list[Chunk] = []
-    remainder = chunking._without_nested(lines, 1, len(lines), _reference_children(definitions, None))
-    if any(line.strip() for line in remainder):
-        chunks.append(Chunk("\n".join(remainder[:max_lines]), "module", None, None, 1, max(1, len(lines))))
-    for definition in definitions:
-        end = min(definition.end_line, len(lines))
-        body = chunking._without_nested(lines, definition.start_line, end, _reference_children(definitions, definition))
-        chunks.append(
-            Chunk(
-                "\n".join(body[:max_lines]),
-                definition.kind,
-                definition.name,
-                definition.qualified_name,
-                definition.start_line,
-                end,
-            )
-        )
-    return chunks
+reference_chunk_file = _load_reference()
 
 
 # ---- real files -----------------------------------------------------------------------------------------------------
