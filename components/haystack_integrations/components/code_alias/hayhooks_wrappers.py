@@ -82,10 +82,10 @@ class AskWrapper(BasePipelineWrapper):
         mode: Literal["dictionary", "llm"] = "dictionary",
     ) -> AskResponse:
         """Find where something lives in the indexed code base from an informal question (e.g. "where's the \
-payments retry helper?"): returns the files that answer it, best first, each with its matching definitions \
-(symbol, qualified name, kind, start and end line), and the query rewrite that was used, i.e. the question \
-expanded into real symbol and package names of this code base (never invented ones). Use it before opening files \
-when you do not know a name or a path; ask one thing per call.
+payments retry helper?"): returns the definitions that answer it, best first (qualified name, kind, file, \
+start and end line, and why each is there), the files they are in, and the query rewrite that was used, i.e. \
+the question expanded into real symbol and package names of this code base (never invented ones). Use it before \
+opening files when you do not know a name or a path; ask one thing per call.
 
         :param question: The question in your own words; identifiers, typos and nicknames are fine (at most 2,000
             characters).
@@ -93,9 +93,10 @@ when you do not know a name or a path; ask one thing per call.
         :param mode: "dictionary" (default: deterministic, milliseconds) rewrites with the alias dictionary alone;
             "llm" lets the server's language model choose among the dictionary's candidates (only when the
             server has one configured; see `code_alias_status`).
-        :returns: `files` (rank, file_path, score, hits with symbol, qualified_name, kind, start_line, end_line),
-            `symbols` (the same definitions as one ranked list), `rewrite` (rewritten, symbols, packages, intent,
-            dropped, meta), `mode` and `seconds`.
+        :returns: `symbols` (rank, qualified_name, symbol, kind, file_path, start_line, end_line, package, score,
+            why: the evidence behind its place), `files` (rank, file_path, score, hits with symbol, qualified_name,
+            kind, start_line, end_line), `rewrite` (rewritten, symbols, packages, intent, dropped, meta), `mode`
+            and `seconds`.
         """
         return self.service.ask(question, top_k, mode)
 
