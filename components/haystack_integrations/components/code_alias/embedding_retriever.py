@@ -18,11 +18,14 @@ from haystack.document_stores.in_memory import InMemoryDocumentStore
 from .store_cache import PerStoreCache, best_first
 
 # The unit-normalised vectors of each store's embedded documents, shared by every retriever instance.
-_MATRICES: PerStoreCache[tuple[list[Document], np.ndarray]] = PerStoreCache("embedding matrix")
+# Rebuilt when chunks gain vectors (a progressive index: chunks without a vector yet are simply not in it).
+_MATRICES: PerStoreCache[tuple[list[Document], np.ndarray]] = PerStoreCache("embedding matrix", vectors=True)
 
 
 def _normalised_matrix(_key: str, documents: list[Document]) -> tuple[list[Document], np.ndarray]:
     embedded = [d for d in documents if d.embedding is not None]
+    if not embedded:
+        return [], np.zeros((0, 0), dtype=np.float32)
     matrix = np.asarray([d.embedding for d in embedded], dtype=np.float32).reshape(len(embedded), -1)
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     matrix /= np.where(norms == 0.0, 1.0, norms)

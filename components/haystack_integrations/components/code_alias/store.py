@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextvars
+import dataclasses
 import io
 import json
 import logging
@@ -198,6 +199,25 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
             return super().update_by_filter(filters, meta)
         finally:
             self._changed()
+
+    def set_embeddings(self, vectors: dict[str, list[float]]) -> int:
+        """
+        Give chunks their vectors in place (id -> vector), leaving their text and the BM25 statistics as they are;
+        ids the store does not hold are ignored (a refresh replaced those chunks).
+
+        :returns: How many chunks got a vector.
+        """
+        storage = self.storage
+        changed = 0
+        with _LOAD_LOCK:
+            for document_id, vector in vectors.items():
+                document = storage.get(document_id)
+                if document is not None:
+                    storage[document_id] = dataclasses.replace(document, embedding=list(vector))
+                    changed += 1
+        if changed:
+            self._changed()
+        return changed
 
     def reload(self) -> None:
         """Load the index again if another process rewrote it."""

@@ -20,10 +20,18 @@ from haystack.utils.filters import document_matches_filter
 T = TypeVar("T")
 
 
-def fingerprint(store: InMemoryDocumentStore) -> tuple[str, list[Document]]:
-    """A key that changes whenever the store's documents do, and the documents in a stable order."""
+def fingerprint(store: InMemoryDocumentStore, *, vectors: bool = False) -> tuple[str, list[Document]]:
+    """
+    A key that changes whenever the store's documents do, and the documents in a stable order.
+
+    :param vectors: Also change when a chunk gains or loses its vector (a vector fill keeps the chunks' ids).
+    """
     documents = sorted(store.storage.values(), key=lambda d: d.id)
-    digest = hashlib.sha1("\n".join(d.id for d in documents).encode()).hexdigest()
+    if vectors:
+        text = "\n".join(f"{d.id}{'+' if d.embedding is not None else '-'}" for d in documents)
+    else:
+        text = "\n".join(d.id for d in documents)
+    digest = hashlib.sha1(text.encode()).hexdigest()
     return f"{store.index}:{digest}", documents
 
 
@@ -32,12 +40,14 @@ class PerStoreCache(Generic[T]):
     One derived value per (store, variant), rebuilt when the store's documents change.
 
     :param name: What is cached, for messages.
+    :param vectors: The value depends on which chunks have vectors, not only on which chunks there are.
     """
 
     _all: ClassVar[list[PerStoreCache[object]]] = []
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, *, vectors: bool = False) -> None:
         self.name = name
+        self.vectors = vectors
         self._values: dict[tuple[str, str], tuple[str, T, int | None]] = {}
         self._lock = threading.Lock()
         PerStoreCache._all.append(self)  # type: ignore[arg-type]
@@ -60,7 +70,7 @@ class PerStoreCache(Generic[T]):
             cached = self._values.get(slot)
             if cached is not None and generation is not None and cached[2] == generation:
                 return cached[1]
-            key, documents = fingerprint(store)
+            key, documents = fingerprint(store, vectors=self.vectors)
             if cached is None or cached[0] != key:
                 cached = (key, build(key, documents), generation)
             self._values[slot] = (cached[0], cached[1], generation)
