@@ -156,10 +156,13 @@ def test_json_rank_is_the_printed_order(monkeypatch: pytest.MonkeyPatch, capsys:
             return {"question": "q", "symbols": self.symbols, "files": self.files, "rewrite": self.rewrite}
 
     class FakeSearch:
-        retrieval = "hybrid"
+        retrieval = answering_with = "hybrid"
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             pass
+
+        def vectors(self) -> None:
+            return None
 
         def ask(self, question: str, **kwargs: Any) -> FakeAnswer:
             return FakeAnswer()

@@ -67,6 +67,17 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="BM25 only, no embedding model (seconds on a large repository); `ask` then answers lexically",
     )
+    index.add_argument(
+        "--background",
+        action="store_true",
+        help="return once questions can be asked (lexical + rewrite); a detached `code-alias embed` computes the "
+        "chunk vectors (progress: `code-alias status`, log: INDEX_DIR/vectors.log)",
+    )
+    commands.add_parser(
+        "embed",
+        parents=[common],
+        help="compute the chunk vectors a hybrid index still lacks (resumes an interrupted `index` or `embed`)",
+    )
 
     ask = commands.add_parser("ask", parents=[common], help="answer a question with ranked files and symbols")
     ask.add_argument("question")
@@ -136,8 +147,34 @@ def _emit(args: argparse.Namespace, payload: Any, text: str) -> None:
 def _cmd_index(args: argparse.Namespace) -> int:
     from .search import CodeSearch
 
+    if args.background and args.lexical:
+        raise ValueError("--background computes vectors, which a --lexical index has none of; drop one of them")
     search = CodeSearch(args.index_dir, backend=args.backend, lexical=True if args.lexical else None)
-    stats = search.index(args.path or _indexed_root(args.index_dir))
+    bar = _VectorBar()
+
+    def answerable(stats: dict[str, Any]) -> None:
+        vectors = stats.get("vectors") or {}
+        if not args.json and vectors and vectors["embedded"] < vectors["total"]:
+            print(
+                f"Answerable now ({stats['seconds']} s): questions use BM25 + the rewrite, and fuse the chunk "
+                f"vectors as they arrive ({_vectors_text(vectors)})",
+                flush=True,
+            )
+
+    try:
+        stats = search.index(
+            args.path or _indexed_root(args.index_dir),
+            vectors=not args.background,
+            on_answerable=answerable,
+            on_progress=bar.update,
+        )
+    except KeyboardInterrupt:
+        bar.close()
+        return _interrupted(search)
+    finally:
+        bar.close()
+    if args.background and stats.get("vectors") and stats["vectors"]["embedded"] < stats["vectors"]["total"]:
+        stats["vector_worker"] = _start_vector_worker(args)
     dictionary = stats["dictionary"]
     retrieval = " (lexical: BM25 only, no embeddings)" if stats.get("retrieval") == "lexical" else ""
     lines = [
@@ -147,12 +184,93 @@ def _cmd_index(args: argparse.Namespace) -> int:
         f"  documents: {stats['files']} files, {stats['files_changed']} changed, {stats['files_removed']} removed; "
         f"sync {stats['sync']}",
     ]
+    if stats.get("vectors"):
+        lines.append(f"  vectors: {_vectors_text(stats['vectors'])}")
+    if stats.get("vector_worker"):
+        worker = stats["vector_worker"]
+        lines.append(
+            f"  computing the rest in the background (pid {worker['pid']}, log {worker['log']}); "
+            f"`code-alias status` shows how far"
+        )
     if stats["skipped"]:
         lines.append(f"  skipped {len(stats['skipped'])}:")
         lines += [f"    {s['path']}: {s['reason']}" for s in stats["skipped"][:20]]
         if len(stats["skipped"]) > 20:
             lines.append(f"    ... and {len(stats['skipped']) - 20} more (use --json)")
     _emit(args, stats, "\n".join(lines))
+    return 0
+
+
+def _vectors_text(vectors: dict[str, Any]) -> str:
+    from .vector_fill import VectorCount
+
+    return VectorCount(embedded=vectors["embedded"], total=vectors["total"]).text()
+
+
+class _VectorBar:
+    """One progress bar over a vector fill, opened on its first report."""
+
+    def __init__(self) -> None:
+        self._bar: Any = None
+        self._at = 0
+
+    def update(self, embedded: int, total: int) -> None:
+        from .progress import progress_bar
+
+        if self._bar is None:
+            self._bar = progress_bar(total=total, desc="Chunk vectors", unit="chunk", initial=embedded)
+            self._at = embedded
+        self._bar.update(max(0, embedded - self._at))
+        self._at = embedded
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+
+
+def _interrupted(search: Any) -> int:
+    """After Ctrl-C during a vector fill: what is kept, and how to go on."""
+    count = search.vectors()
+    kept = f"vectors {count.text()} saved; " if count is not None else ""
+    print(f"code-alias: interrupted; {kept}`code-alias embed --index-dir {search.index_dir}` resumes", file=sys.stderr)
+    return 130
+
+
+def _start_vector_worker(args: argparse.Namespace) -> dict[str, Any]:
+    """A detached `code-alias embed` that fills the vectors after this command returns (its output: vectors.log)."""
+    import subprocess
+
+    from .vector_fill import LOG_FILE
+
+    folder = Path(args.index_dir).expanduser().resolve()
+    log = folder / LOG_FILE
+    command = [sys.executable, "-m", "haystack_integrations.components.code_alias.cli", "embed"]
+    command += ["--index-dir", str(folder), "--backend", args.backend, "--no-progress"]
+    with log.open("ab") as output:
+        process = subprocess.Popen(
+            command, stdin=subprocess.DEVNULL, stdout=output, stderr=output, start_new_session=True, close_fds=True
+        )
+    return {"pid": process.pid, "log": str(log)}
+
+
+def _cmd_embed(args: argparse.Namespace) -> int:
+    from .search import CodeSearch
+
+    search = CodeSearch(args.index_dir, backend=args.backend)
+    bar = _VectorBar()
+    try:
+        result = search.fill_vectors(on_progress=bar.update)
+    except KeyboardInterrupt:
+        bar.close()
+        return _interrupted(search)
+    finally:
+        bar.close()
+    text = (
+        f"Vectors of {search.index_dir}: {_vectors_text(result['vectors'])}; {result['embedded']} computed or taken "
+        f"from the vector cache in {result['seconds']} s"
+    )
+    _emit(args, result, text)
     return 0
 
 
@@ -212,7 +330,11 @@ def _ask_here(args: argparse.Namespace, *, llm: bool) -> dict[str, Any]:
         rewriter_params=rewriter_params,
     )
     answer = search.ask(args.question, top_k=args.top_k, use_rewrite=not args.no_rewrite)
-    return {**answer.to_dict(), "retrieval": search.retrieval}
+    payload = {**answer.to_dict(), "retrieval": search.answering_with}
+    count = search.vectors() if search.retrieval == "hybrid" and not llm else None
+    if count is not None and not count.complete:
+        payload["vectors"] = count.to_dict()
+    return payload
 
 
 def _ask_server(args: argparse.Namespace, *, llm: bool) -> dict[str, Any]:
@@ -262,8 +384,13 @@ def _answer_text(payload: dict[str, Any]) -> str:
         f"rewrite ({meta.get('mode', 'none') if used else 'off'}, intent {rewrite['intent']}): {rewrite['rewritten']}",
         f"  symbols: {', '.join(rewrite['symbols']) or '-'}   packages: {', '.join(rewrite['packages']) or '-'}",
     ]
-    if payload.get("retrieval") == "lexical":
+    vectors = payload.get("vectors")
+    if payload.get("retrieval") == "lexical" and vectors:
+        lines.insert(0, "retrieval: lexical for now (no chunk vectors yet; `code-alias status` shows how far they are)")
+    elif payload.get("retrieval") == "lexical":
         lines.insert(0, "retrieval: lexical (BM25 + the rewrite's definitions; no embedding model)")
+    elif vectors:
+        lines.insert(0, f"retrieval: hybrid, with the chunk vectors computed so far: {_vectors_text(vectors)}")
     if payload.get("server"):
         lines.insert(0, f"answered by the code-alias server at {payload['server']}")
     if rewrite.get("dropped"):
@@ -395,9 +522,15 @@ def _cmd_sync(args: argparse.Namespace) -> int:
 
 def _cmd_status(args: argparse.Namespace) -> int:
     from .live import read_status
+    from .vector_fill import vector_status
 
-    record = read_status(Path(args.index_dir).expanduser().resolve())
-    text = "\n".join(f"{key}: {'-' if value is None else value}" for key, value in record.items())
+    folder = Path(args.index_dir).expanduser().resolve()
+    record: dict[str, Any] = dict(read_status(folder))
+    vectors = vector_status(folder)
+    record["vectors"] = vectors["vectors"]
+    record["vector_fill"] = vectors["fill"]
+    shown = {**record, "vectors": vectors["text"], "vector_fill": (vectors["fill"] or {}).get("state")}
+    text = "\n".join(f"{key}: {'-' if value is None else value}" for key, value in shown.items())
     _emit(args, record, text)
     return 0
 
@@ -438,7 +571,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     handlers = {"index": _cmd_index, "ask": _cmd_ask, "dict": _cmd_dict, "bench": _cmd_bench, "serve": _cmd_serve}
-    handlers.update(sync=_cmd_sync, status=_cmd_status)
+    handlers.update(sync=_cmd_sync, status=_cmd_status, embed=_cmd_embed)
     try:
         with progress_disabled(args.no_progress):
             code = handlers[args.command](args)

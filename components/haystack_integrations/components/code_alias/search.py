@@ -74,6 +74,13 @@ def _say_waiting(folder: Path) -> Callable[[str], None]:
     return say
 
 
+def _say_filling(folder: Path) -> Callable[[str], None]:
+    def say(holder: str) -> None:
+        logger.warning("code-alias: waiting for the vector fill of %s, run by %s", folder, holder)
+
+    return say
+
+
 def _index_cause(error: BaseException) -> BaseException | None:
     """The index problem (damaged file, missing index) behind a pipeline's deserialisation error, if any."""
     cause = error.__cause__ or error.__context__
@@ -212,6 +219,7 @@ class CodeSearch:
         self.chat_generator = chat_generator
         self.rewriter_params = rewriter_params
         self._query: Pipeline | None = None
+        self._vectorless = False  # a hybrid index with no chunk vector yet, answered lexically until one arrives
         self._lock = threading.Lock()
 
     def load_pipeline(self, kind: str) -> Pipeline:
@@ -231,16 +239,30 @@ class CodeSearch:
             return Pipeline.load(handle)
 
     # ---- indexing ------------------------------------------------------------------------------------------
-    def index(self, root: str | os.PathLike[str], *, lock_timeout: float | None = None) -> dict[str, Any]:
+    def index(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        lock_timeout: float | None = None,
+        vectors: bool = True,
+        on_answerable: Callable[[dict[str, Any]], None] | None = None,
+        on_progress: Callable[[int, int], None] | None = None,
+    ) -> dict[str, Any]:
         """
         Build or incrementally refresh the index of `root` (dictionary and documents).
 
         Holds the index folder's lock (a second writer waits, and is told who holds it), first repairs what a
         killed or failed run left (`index_files.prepare_for_indexing`), and makes the new dictionary and
-        documents current together.
+        documents current together. A hybrid index on the embedded default is built progressively
+        (`vector_fill`): the dictionary and the BM25 index first (questions are answered from then on), then the
+        chunk vectors, most-likely-asked code first, saved every few seconds; an interrupted fill resumes.
 
         :param lock_timeout: Seconds to wait for another writer of the same folder; None waits.
-        :returns: Statistics: dictionary build, files skipped, chunks written/deleted, repairs, seconds.
+        :param vectors: False: stop once the index answers lexically; `fill_vectors` (`code-alias embed`) adds the
+            vectors later. Only for a hybrid index on the embedded default.
+        :param on_answerable: Called with the statistics once questions can be asked (before the vectors).
+        :param on_progress: Called with (chunks with a vector, chunks) as the vectors arrive.
+        :returns: Statistics: dictionary build, files skipped, chunks written/deleted, repairs, vectors, seconds.
         :raises index_files.IndexLockedError: The lock is still held after `lock_timeout`.
         """
         folder = Path(root)
@@ -252,8 +274,11 @@ class CodeSearch:
             repaired = index_files.prepare_for_indexing(self.index_dir)
             retrieval = self._retrieval_for_build()
             index_mode.record_retrieval(self.index_dir, retrieval)
+            # Progressive: the lexical pipeline writes the chunks, `fill_vectors` their vectors afterwards.
+            progressive = retrieval == "hybrid" and self.backend == "embedded"
+            lexical_build = retrieval == "lexical" or progressive
             with writer_stores(index_files.new_build_id()):  # unseen by queries until saved
-                pipeline = self.load_pipeline("indexing_lexical" if retrieval == "lexical" else "indexing")
+                pipeline = self.load_pipeline("indexing_lexical" if lexical_build else "indexing")
             try:
                 with index_dir_environment(self.index_dir):
                     output = pipeline.run(
@@ -269,7 +294,7 @@ class CodeSearch:
         reader = output.get("reader", {})
         planner = output.get("planner", {})
         persisted = output.get("persister", {})
-        return {
+        stats = {
             "root": str(folder.resolve()),
             "index_dir": str(self.index_dir),
             "dictionary": builder.get("stats", {}),
@@ -283,6 +308,80 @@ class CodeSearch:
             "retrieval": retrieval,
             "seconds": round(time.perf_counter() - started, 3),
         }
+        if not progressive:
+            return stats
+        from .vector_fill import vector_count
+
+        count = vector_count(self.index_dir)
+        stats["answerable_seconds"] = stats["seconds"]
+        stats["vectors"] = count.to_dict() if count else None
+        if on_answerable is not None:
+            on_answerable(stats)
+        if vectors and count is not None and not count.complete:
+            stats["vector_fill"] = self.fill_vectors(lock_timeout=lock_timeout, on_progress=on_progress)
+            stats["vectors"] = stats["vector_fill"]["vectors"]
+        stats["seconds"] = round(time.perf_counter() - started, 3)
+        return stats
+
+    def chunk_embedder(self) -> Any:
+        """
+        The chunk embedder of this backend's indexing pipeline (`indexing.yml`'s `embedder`), warmed up, with its
+        vector cache in this index folder (or the shared cache the environment names).
+        """
+        import yaml
+        from haystack.core.serialization import component_from_dict, import_class_by_name
+
+        path = pipeline_file(self.backend, "indexing", self.pipelines)
+        spec = (yaml.safe_load(path.read_text(encoding="utf-8")).get("components") or {}).get("embedder")
+        if not isinstance(spec, dict) or "type" not in spec:
+            raise ValueError(f"{path}: no 'embedder' component to compute the chunk vectors with")
+        embedder: Any = component_from_dict(import_class_by_name(spec["type"]), spec, "embedder")
+        if hasattr(embedder, "progress_bar"):
+            embedder.progress_bar = False  # the fill shows one bar over all its rounds
+        warm_up = getattr(embedder, "warm_up", None)
+        if callable(warm_up):
+            with index_dir_environment(self.index_dir):
+                warm_up()
+        return embedder
+
+    def fill_vectors(
+        self,
+        *,
+        lock_timeout: float | None = None,
+        on_progress: Callable[[int, int], None] | None = None,
+        checkpoint_seconds: float | None = None,
+        embedder: Any = None,
+    ) -> dict[str, Any]:
+        """
+        Compute the chunk vectors a progressive index still lacks (`vector_fill.VectorFiller`): resumable, saved
+        every `checkpoint_seconds`, one fill per index folder at a time (a second one waits for the first).
+
+        :param lock_timeout: Seconds to wait for the index lock at each save; None waits.
+        :param on_progress: Called with (chunks with a vector, chunks) after every round.
+        :param checkpoint_seconds: Seconds of embedding between two saves (default `vector_fill.CHECKPOINT_SECONDS`).
+        :param embedder: The chunk embedder; None = `chunk_embedder()`.
+        :returns: `{"embedded", "vectors": {embedded, total, percent}, "saves", "seconds"}`.
+        :raises ValueError: Not a hybrid index on the embedded default.
+        """
+        from . import vector_fill
+
+        if self.backend != "embedded":
+            raise ValueError("vectors are filled progressively only on the embedded default backend")
+        self.check_index()
+        if index_mode.recorded_retrieval(self.index_dir) == "lexical":
+            raise index_mode.RetrievalMismatchError(
+                f"the index in {self.index_dir} was built with --lexical (no vectors); build a hybrid index in "
+                f"another folder: `code-alias index PATH --index-dir OTHER`"
+            )
+        with vector_fill.fill_lock(self.index_dir, on_wait=_say_filling(self.index_dir)):
+            filler = vector_fill.VectorFiller(
+                self.index_dir,
+                embedder=embedder if embedder is not None else self.chunk_embedder(),
+                checkpoint_seconds=vector_fill.CHECKPOINT_SECONDS if checkpoint_seconds is None else checkpoint_seconds,
+                lock_timeout=lock_timeout,
+                on_progress=on_progress,
+            )
+            return filler.run()
 
     def _retrieval_for_build(self) -> index_mode.Retrieval:
         if self.llm:  # the LLM rewrite runs on the hybrid pipelines
@@ -314,7 +413,8 @@ class CodeSearch:
             if self._query is None:
                 self.check_index()
                 lexical = self.retrieval == "lexical"  # checks the index can answer this way
-                kind = "query_llm" if self.llm else "query_lexical" if lexical else "query"
+                self._vectorless = not lexical and not self.llm and self._no_vectors_yet()
+                kind = "query_llm" if self.llm else "query_lexical" if lexical or self._vectorless else "query"
                 try:
                     pipeline = self.load_pipeline(kind)
                 except DeserializationError as error:  # say what was wrong with the index, not the component
@@ -323,6 +423,21 @@ class CodeSearch:
                     pipeline.warm_up()
                 self._query = pipeline
             return self._query
+
+    def vectors(self) -> Any:
+        """How many chunks of the served build have a vector (`vector_fill.VectorCount`), or None (no documents)."""
+        from .vector_fill import vector_count
+
+        return vector_count(self.index_dir) if self.backend == "embedded" else None
+
+    def _no_vectors_yet(self) -> bool:
+        count = self.vectors()
+        return count is not None and count.total > 0 and count.embedded == 0
+
+    @property
+    def answering_with(self) -> index_mode.Retrieval:
+        """The retrieval the last loaded query pipeline answers with (lexical on a hybrid index without vectors)."""
+        return "lexical" if self._vectorless else self.retrieval
 
     def check_index(self) -> None:
         """
@@ -401,6 +516,9 @@ class CodeSearch:
             raise ValueError(f"mode must be 'dictionary' or 'llm', got {mode!r}")
         if mode == "llm" and not self.llm:
             raise ValueError("mode='llm' needs CodeSearch(llm=True)")
+        if self._vectorless and not self._no_vectors_yet():  # the first vectors arrived: fuse them from now on
+            with self._lock:
+                self._query = None
         pipeline = self.query_pipeline
         data: dict[str, dict[str, Any]] = {
             name: {"question": question} for name, sockets in pipeline.inputs().items() if "question" in sockets

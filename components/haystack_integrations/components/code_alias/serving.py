@@ -163,6 +163,7 @@ class StatusResponse(TypedDict):
     backend: str
     dictionary: DictionaryStatus | None
     documents: int | None
+    vectors: dict[str, Any] | None
     modes: list[str]
     generator: GeneratorStatus
     rewrite_cache: dict[str, Any] | None
@@ -579,6 +580,17 @@ class CodeAliasService:
             }
         )
 
+    def _vectors(self) -> dict[str, Any] | None:
+        """How far the chunk vectors of a progressive index are (`vector_fill.vector_status`); None off embedded."""
+        if self.settings.backend != "embedded":
+            return None
+        from .vector_fill import vector_status
+
+        try:
+            return vector_status(self.settings.index_dir)
+        except Exception as problem:  # a status report must answer even when the index does not
+            return {"vectors": None, "text": f"{type(problem).__name__}: {problem}", "fill": None}
+
     def status(self) -> StatusResponse:
         """Whether the index is loaded, what it holds, and what this server is configured with."""
         error: str | None = None
@@ -612,6 +624,7 @@ class CodeAliasService:
                 "backend": self.settings.backend,
                 "dictionary": dictionary,
                 "documents": documents,
+                "vectors": self._vectors(),
                 "modes": list(self.modes),
                 "generator": self.settings.generator_status(),
                 "rewrite_cache": cache,
