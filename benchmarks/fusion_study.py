@@ -33,6 +33,7 @@ from haystack import Document
 
 from haystack_integrations.components.code_alias.bench_searcher import PipelineSearcher, make_searcher
 from haystack_integrations.components.code_alias.core.fusion import reciprocal_rank_fusion
+from haystack_integrations.components.code_alias.core.hints import DESCRIBED_MAX_WORDS
 from haystack_integrations.components.code_alias.evaluation.golden import load_golden, load_swebench
 from haystack_integrations.components.code_alias.evaluation.metrics import (
     file_metrics,
@@ -121,6 +122,20 @@ def _documents(rows: list[dict[str, Any]]) -> list[Document]:
     ]
 
 
+def add_described(row: dict[str, Any]) -> dict[str, Any]:
+    """
+    Lists recorded before hints had the "described" label get it here, by the same rule as `HintIndex.lookup`
+    ("all-words" in a question of at most `DESCRIBED_MAX_WORDS` words), so replays of old recordings fuse like today.
+    """
+    if len(row["question"].split()) > DESCRIBED_MAX_WORDS:
+        return row
+    for hint in row["hints"]:
+        reasons = hint.get("reasons") or []
+        if "all-words" in reasons and "described" not in reasons:
+            hint["reasons"] = [*reasons, "described"]
+    return row
+
+
 Strategy = Callable[[dict[str, Any], dict[str, Any], str], list[Document]]
 
 
@@ -177,6 +192,7 @@ def strategies(retrieval: str) -> dict[str, Strategy]:
         "top0.9 u1": fusion(top_confidence=0.9, uncorroborated_factor=1.0),
         "top-never u1": fusion(top_confidence=1.01, uncorroborated_factor=1.0),
         "top-never u1 w1": fusion(top_confidence=1.01, uncorroborated_factor=1.0, weak_factor=1.0),
+        "shipped without described top": fusion(top_evidence=[]),
         "shipped u0.25": fusion(uncorroborated_factor=0.25),
         "shipped u0.5": fusion(uncorroborated_factor=0.5),
         "shipped u1.0": fusion(uncorroborated_factor=1.0),
@@ -215,7 +231,7 @@ def replay(outs: Sequence[Path], retrieval: str, only: str | None, items_path: P
             if record_["rewrite"] == "dictionary" and record_.get("query", "title") == query:
                 gold[f"{out}:{record_['id']}"] = record_
         for line in (out / "lists.jsonl").read_text(encoding="utf-8").splitlines():
-            row = json.loads(line)
+            row = add_described(json.loads(line))
             rows[(str(out), row["question"], row["rewrite"])] = row
     questions = {key: texts[record_["id"]] for key, record_ in gold.items() if record_["id"] in texts}
     table = []

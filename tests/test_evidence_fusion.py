@@ -71,6 +71,15 @@ def test_all_words_of_a_split_and_some_words(hints: HintIndex) -> None:
     assert some.evidence["words"] < all_words.evidence["words"] + 1e-9
 
 
+def test_a_short_question_that_uses_every_word_describes_the_name(hints: HintIndex) -> None:
+    described = _hint(hints, "where do we mint session jwt tokens", "mint_session_jwt")
+    assert "described" in described.reasons and described.evidence["described"] == 0.0  # a label: no confidence
+    padding = " ".join(["and then the request goes on through the middleware"] * 5)  # a bug report's length
+    long_text = _hint(hints, f"where do we mint session jwt tokens {padding}", "mint_session_jwt")
+    assert "all-words" in long_text.reasons and "described" not in long_text.reasons
+    assert long_text.confidence == pytest.approx(described.confidence, abs=0.05)
+
+
 def test_docstring_words_are_evidence(hints: HintIndex) -> None:
     hint = _hint(hints, "where's the payments retry helper?", "withStripeBackoff")
     assert hint.evidence["doc"] == EVIDENCE_CONFIDENCE["doc"]
@@ -217,6 +226,20 @@ def test_a_weak_guess_outside_the_question_ranking_adds_a_candidate_below_the_to
     assert [d.id for d in closed["documents"]] == ["a1", "b1", "c1"]  # 0: a guess brings in nothing new
 
 
+def test_a_described_name_the_first_pass_found_may_take_rank_one() -> None:
+    def fuse(reasons: list[str], **kwargs: object) -> list[str]:
+        hints = [{"kind": "symbol", "name": "get_root_path", "confidence": 0.6, "reasons": reasons}]
+        out = RankFusion(**kwargs).run(bm25_documents=BM25, definition_documents=GUESS, hints=hints)  # type: ignore[arg-type]
+        return [d.id for d in out["documents"]]
+
+    assert fuse(["retrieved:#3", "words", "all-words", "described"])[0] == "c1"  # spelled out, and BM25 found it
+    assert fuse(["words", "all-words", "described"])[0] == "a1"  # spelled out alone: not enough for the top
+    assert fuse(["retrieved:#3", "words", "all-words"])[0] == "a1"  # all words of a long text: chance
+    assert fuse(["retrieved:#3", "words", "all-words", "described"], top_evidence=[])[0] == "a1"
+    custom = fuse(["retrieved:#3", "doc"], top_evidence=[["doc", "retrieved"]])
+    assert custom[0] == "c1"
+
+
 def test_a_container_never_displaces_its_member() -> None:
     bm25 = [_doc("m", "f.py", "f.FilePathField.formfield"), _doc("c", "f.py", "f.FilePathField")]
     hints = [{"kind": "symbol", "name": "FilePathField", "confidence": 0.95, "reasons": ["exact"]}]
@@ -251,10 +274,16 @@ def test_rank_symbols_dedupes_and_puts_tests_last() -> None:
 
 def test_rank_fusion_round_trips_and_validates() -> None:
     fusion = RankFusion(
-        weights={"definitions": 0.5}, strong_confidence=0.6, corroboration_depth=10, protect_top=False, top_k=7
+        weights={"definitions": 0.5},
+        strong_confidence=0.6,
+        corroboration_depth=10,
+        protect_top=False,
+        top_evidence=[["exact", "retrieved"]],
+        top_k=7,
     )
     again = RankFusion.from_dict(fusion.to_dict())
-    assert again.to_dict() == fusion.to_dict()
+    assert again.to_dict() == fusion.to_dict() and again.top_evidence == [["exact", "retrieved"]]
+    assert RankFusion.from_dict(RankFusion().to_dict()).top_evidence == [["described", "retrieved"]]
     with pytest.raises(ValueError, match="unknown list"):
         RankFusion(weights={"bm42": 1.0})
 

@@ -14,6 +14,9 @@ from .core.hints import SymbolEvidence
 LISTS: tuple[str, ...] = ("bm25", "embedding", "definitions")
 #: Confidence assumed for a rewrite symbol that is not among the hints (an unconstrained LLM's choice).
 UNKNOWN_CONFIDENCE = 0.3
+#: Evidence that lets a definition take the first place whatever its confidence: the question spells out every
+#: word of the name (a short question) and the first retrieval pass found its definition (BENCHMARKS.md 6).
+DEFAULT_TOP_EVIDENCE: tuple[tuple[str, ...], ...] = (("described", "retrieved"),)
 
 
 @component
@@ -28,7 +31,10 @@ class RankFusion:
     own retrievers already ranked the chunk in their first `corroboration_depth` places (it has their votes too),
     `uncorroborated_factor` times it elsewhere. With `protect_top`, the first chunk (the first file) and the first
     definition (the first symbol) stay the question's own best (BM25 and embedding fused) unless a definition at
-    least `top_confidence` sure outranks them, and never for a container of the question's best (`FilePathField`
+    least `top_confidence` sure outranks them, or one whose evidence holds every kind of one of the `top_evidence`
+    sets (default: *described*, every word of its name in a short question, and *retrieved*, found by the first
+    retrieval pass: the question spells the name out in words and the retrievers agree), and never for a
+    container of the question's best (`FilePathField`
     does not displace `FilePathField.formfield`): RRF's top is flat, so even a small weight would otherwise let
     a guess take it. So the rewrite adds candidates below the top, and takes the top only for a name the user
     wrote out or a nickname. See `core.fusion` for the formula. Every output document's `meta["fusion"]` says where
@@ -58,6 +64,8 @@ class RankFusion:
     :param protect_top: Keep the question's own best chunk (and best definition) first unless a definition at least
         `top_confidence` sure beats it.
     :param top_confidence: How sure a rewrite symbol must be to take the first place from the question's own best.
+    :param top_evidence: Sets of evidence kinds (`core.hints`) that also let a definition take the first place when
+        its symbol's evidence holds all the kinds of one set; None: `[["described", "retrieved"]]`, [] for none.
     :param top_k: Most documents to return.
     """
 
@@ -73,6 +81,7 @@ class RankFusion:
         confidence_weighting: bool = True,
         protect_top: bool = True,
         top_confidence: float = 0.9,
+        top_evidence: list[list[str]] | None = None,
         top_k: int | None = 50,
     ) -> None:
         unknown = set(weights or {}) - set(LISTS)
@@ -93,6 +102,8 @@ class RankFusion:
         self.confidence_weighting = confidence_weighting
         self.protect_top = protect_top
         self.top_confidence = top_confidence
+        self.top_evidence = [list(kinds) for kinds in (DEFAULT_TOP_EVIDENCE if top_evidence is None else top_evidence)]
+        self._top_evidence_sets = [frozenset(kinds) for kinds in self.top_evidence if kinds]
         self.top_k = top_k
 
     @component.output_types(documents=list[Document])
@@ -179,7 +190,8 @@ class RankFusion:
         for document in named["definitions"]:
             _, hint = definition_symbols[document.id]
             confidence = hint[0] if hint else UNKNOWN_CONFIDENCE
-            if confidence >= self.top_confidence:
+            kinds = {reason.split(":", 1)[0] for reason in hint[1]} if hint else set()
+            if confidence >= self.top_confidence or any(needed <= kinds for needed in self._top_evidence_sets):
                 top_confident.add(document.id)
             weights.setdefault(
                 document.id,
@@ -238,6 +250,7 @@ class RankFusion:
             confidence_weighting=self.confidence_weighting,
             protect_top=self.protect_top,
             top_confidence=self.top_confidence,
+            top_evidence=self.top_evidence,
             top_k=self.top_k,
         )
 

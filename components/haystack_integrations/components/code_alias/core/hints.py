@@ -48,7 +48,17 @@ RETRIEVED_WEIGHT = 4.0
 FUZZY_CUTOFF = 86.0
 
 EvidenceKind = Literal[
-    "exact", "fuzzy", "nickname", "alias", "package", "all-words", "words", "doc", "abbreviation", "retrieved"
+    "exact",
+    "fuzzy",
+    "nickname",
+    "alias",
+    "package",
+    "all-words",
+    "described",
+    "words",
+    "doc",
+    "abbreviation",
+    "retrieved",
 ]
 #: Confidence one kind of evidence gives on its own (before the per-hint scaling described in `HintIndex.lookup`).
 EVIDENCE_CONFIDENCE: dict[str, float] = {
@@ -62,8 +72,14 @@ EVIDENCE_CONFIDENCE: dict[str, float] = {
     "words": 0.15,  # x the share of the name's content words in the question
     "doc": 0.1,  # docstring words
     "abbreviation": 0.0,  # a label: words reached through the abbreviation table (their weight is in "words")
+    "described": 0.0,  # a label: "all-words" in a short question (its weight is in "all-words"); see below
 }
 ALL_WORDS_TWO_CONFIDENCE = 0.3
+#: A question of at most this many words that uses every word of a name *describes* that name ("where is the
+#: code that writes the captured output" -> `write_captured_output`); in a longer text (a bug report, a
+#: traceback) the same words turn up by chance. `RankFusion` lets a described symbol that the first retrieval
+#: pass also found take the first place (BENCHMARKS.md 6).
+DESCRIBED_MAX_WORDS = 40
 #: How many of the first pass's chunks lend "retrieved" evidence.
 RETRIEVED_DEPTH = 10
 
@@ -359,6 +375,7 @@ class HintIndex:
         matched = np.zeros(count, dtype=np.int32)
         abbreviated = np.zeros(count, dtype=bool)
         words, derived = self._question_words(question)
+        short_question = len(question.split()) <= DESCRIBED_MAX_WORDS
         for word, weight in words.items():
             postings = self._name_postings.get(word)
             if postings is not None:
@@ -404,6 +421,8 @@ class HintIndex:
                 found["all-words"] = (
                     EVIDENCE_CONFIDENCE["all-words"] if content[index] >= 3 else ALL_WORDS_TWO_CONFIDENCE
                 )
+                if short_question:
+                    found["described"] = EVIDENCE_CONFIDENCE["described"]
             hint = self._hint(index, float(total[index]), found, details.get(index))
             hint.retrieved_score = retrieved_credit.get(index, 0.0)
             hints.append(hint)
@@ -545,6 +564,7 @@ _REASON_ORDER = (
     "abbreviation",
     "doc",
     "all-words",
+    "described",
 )
 
 
