@@ -498,13 +498,13 @@ def test_sync_reads_elasticsearch_state_narrowly(fake_client: type[_FakeClient])
     assert sorted(states) == ["a.py", "b.py"] and states["a.py"].in_sync_with("h")
     assert not states["b.py"].in_sync_with("h")
     first = client.searches[0]
-    assert first["source_includes"] == ["file_path", "file_sha256", "file_chunk_count"]
+    assert first["source_includes"] == ["file_path", "file_sha256", "file_chunk_count", "repo"]
     assert "search_after" not in first
     assert client.searches[1]["search_after"] == ["a.py", "2"]
     # The generic sync entry point dispatches Elasticsearch stores to the narrow read.
     client.pages = [[hit("c.py", "4", "k", 1)]]
     assert list(read_file_states(store)) == ["c.py"]
-    assert client.searches[-1]["source_includes"] == ["file_path", "file_sha256", "file_chunk_count"]
+    assert client.searches[-1]["source_includes"] == ["file_path", "file_sha256", "file_chunk_count", "repo"]
 
 
 # ---- the YAML pipelines ----------------------------------------------------------------------------------------

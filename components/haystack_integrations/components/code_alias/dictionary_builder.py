@@ -10,6 +10,7 @@ from haystack import Document, component, default_from_dict, default_to_dict, lo
 
 from .core.builder import DictionaryBuilder, SourceText, load_mapping_file
 from .core.model import AliasDictionary, DictionaryError
+from .core.repositories import check_repo_name, merge_part, part_of
 from .core.walker import DEFAULT_EXCLUDED_DIRS, WalkConfig
 from .dictionary_handle import dictionary_file
 from .index_files import publish_dictionary, resolve_dictionary_file
@@ -98,12 +99,17 @@ class AliasDictionaryBuilder:
             return None
 
     @component.output_types(dictionary=AliasDictionary, stats=dict[str, Any], skipped=list[dict[str, str]])
-    def run(self, root: str | None = None, documents: list[Document] | None = None) -> dict[str, Any]:
+    def run(
+        self, root: str | None = None, documents: list[Document] | None = None, repo: str | None = None
+    ) -> dict[str, Any]:
         """
         Build or refresh the dictionary.
 
         :param root: A repository folder to read.
         :param documents: Or: Documents whose `meta.file_path` and `content` stand for the files.
+        :param repo: The repository's name in an index of several: only its part of the dictionary is rebuilt
+            (its symbols and packages carry `repo`), the other repositories' entries are kept. None = the
+            dictionary is this one tree's alone.
         :returns: `dictionary`, `stats` (files read/parsed/reused, symbols, packages, seconds, renames) and
             `skipped` (path and reason for every file that was not used).
         """
@@ -111,7 +117,8 @@ class AliasDictionaryBuilder:
             raise ValueError("AliasDictionaryBuilder needs `root` (a folder) or `documents`")
         started = time.perf_counter()
         path = dictionary_file(self.dictionary_path, self.index_dir)
-        previous = self._previous(resolve_dictionary_file(path) if self.dictionary_path is None else path)
+        combined = self._previous(resolve_dictionary_file(path) if self.dictionary_path is None else path)
+        previous = combined if repo is None else part_of(combined, check_repo_name(repo))
         builder = self._builder()
         if root is not None:
             folder = Path(root)
@@ -125,6 +132,8 @@ class AliasDictionaryBuilder:
                 if d.meta.get("file_path")
             ]
             dictionary, stats = builder.build_from_texts(sources, previous)
+        if repo is not None:
+            dictionary = merge_part(combined, repo, dictionary)
         if self.save and self.dictionary_path is None:
             publish_dictionary(path.parent, dictionary)
         elif self.save:
@@ -134,8 +143,10 @@ class AliasDictionaryBuilder:
         return {"dictionary": dictionary, "stats": report, "skipped": skipped}
 
     @component.output_types(dictionary=AliasDictionary, stats=dict[str, Any], skipped=list[dict[str, str]])
-    async def run_async(self, root: str | None = None, documents: list[Document] | None = None) -> dict[str, Any]:
-        return self.run(root=root, documents=documents)
+    async def run_async(
+        self, root: str | None = None, documents: list[Document] | None = None, repo: str | None = None
+    ) -> dict[str, Any]:
+        return self.run(root=root, documents=documents, repo=repo)
 
     def to_dict(self) -> dict[str, Any]:
         return default_to_dict(

@@ -55,10 +55,11 @@ class CodeFileReader:
         self.progress_bar = progress_bar
 
     @component.output_types(documents=list[Document], skipped=list[dict[str, str]], root=str)
-    def run(self, root: str, dictionary: AliasDictionary | None = None) -> dict[str, Any]:
+    def run(self, root: str, dictionary: AliasDictionary | None = None, repo: str | None = None) -> dict[str, Any]:
         """
         :param root: The repository folder.
         :param dictionary: When given, each file's `package` comes from it.
+        :param repo: The repository's name in an index of several; set as each Document's `meta.repo`.
         :returns: `documents` (content = file text; meta file_path, language, file_sha256, package), `skipped`
             (path, reason), and the resolved `root`.
         """
@@ -86,7 +87,8 @@ class CodeFileReader:
                         "file_path": entry.rel_path,
                         "language": language_for_path(entry.rel_path),
                         "file_sha256": digest,
-                        "package": dictionary.package_for_file(entry.rel_path) if dictionary else None,
+                        "package": dictionary.package_for_file(entry.rel_path, repo) if dictionary else None,
+                        **({"repo": repo} if repo is not None else {}),
                     },
                 )
             )
@@ -97,8 +99,10 @@ class CodeFileReader:
         }
 
     @component.output_types(documents=list[Document], skipped=list[dict[str, str]], root=str)
-    async def run_async(self, root: str, dictionary: AliasDictionary | None = None) -> dict[str, Any]:
-        return self.run(root=root, dictionary=dictionary)
+    async def run_async(
+        self, root: str, dictionary: AliasDictionary | None = None, repo: str | None = None
+    ) -> dict[str, Any]:
+        return self.run(root=root, dictionary=dictionary, repo=repo)
 
     def to_dict(self) -> dict[str, Any]:
         return default_to_dict(

@@ -53,7 +53,8 @@ class CodeSplitter:
             language = document.meta.get("language") or language_for_path(file_path)
             if not language or document.content is None:
                 continue
-            record = dictionary.files.get(file_path) if dictionary is not None else None
+            repo = document.meta.get("repo")
+            record = dictionary.file_record(file_path, repo) if dictionary is not None else None
             digest = document.meta.get("file_sha256")
             if record is not None and record.error is None and (digest is None or record.sha256 == digest):
                 symbols = record.symbols
@@ -61,7 +62,7 @@ class CodeSplitter:
                 symbols = extract_symbols(document.content, language, file_path)
             package = document.meta.get("package")
             if package is None and dictionary is not None:
-                package = dictionary.package_for_file(file_path)
+                package = dictionary.package_for_file(file_path, repo)
             pieces = chunk_file(document.content, symbols, max_lines=self.max_chunk_lines)
             for piece in pieces:
                 chunks.append(
@@ -78,6 +79,7 @@ class CodeSplitter:
                             "end_line": piece.end_line,
                             "file_sha256": digest,
                             "file_chunk_count": len(pieces),
+                            **({"repo": repo} if repo is not None else {}),
                         },
                     )
                 )

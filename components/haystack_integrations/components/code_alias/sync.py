@@ -49,7 +49,15 @@ from .progress import progress_bar
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["FileState", "IndexSyncPlanner", "IndexSyncWriter", "read_file_states", "read_file_states_async"]
+__all__ = [
+    "FileState",
+    "IndexSyncPlanner",
+    "IndexSyncWriter",
+    "in_repo_scope",
+    "read_file_states",
+    "read_file_states_async",
+    "repo_scope_filter",
+]
 
 # Bounds of one delete-by-filter request: files in its `in` list and chunk ids kept.
 _DELETE_BATCH_FILES = 500
@@ -63,19 +71,42 @@ class FileState:
     hashes: set[str] = field(default_factory=set)
     declared_counts: set[int] = field(default_factory=set)
     stored: int = 0
+    repos: set[str | None] = field(default_factory=set)
 
-    def add(self, sha256: Any, chunk_count: Any) -> None:
-        """Record one stored chunk."""
+    def add(self, sha256: Any, chunk_count: Any, repo: Any = None) -> None:
+        """Record one stored chunk (of repository `repo`, None when untagged)."""
         self.stored += 1
+        self.repos.add(repo if isinstance(repo, str) else None)
         self.hashes.add(str(sha256) if sha256 is not None else "")
         try:
             self.declared_counts.add(int(chunk_count))
         except (TypeError, ValueError):
             self.declared_counts.add(-1)
 
-    def in_sync_with(self, sha256: str) -> bool:
-        """Every chunk has this hash, they agree on the chunk count, and exactly that many are stored."""
+    def in_sync_with(self, sha256: str, repo: str | None = None) -> bool:
+        """
+        Every chunk has this hash, they agree on the chunk count, and exactly that many are stored; with `repo`,
+        every chunk is tagged with it too (untagged chunks of an index built before names get re-tagged).
+        """
+        if repo is not None and self.repos != {repo}:
+            return False
         return self.hashes == {sha256} and self.declared_counts == {self.stored}
+
+
+def in_repo_scope(stored: Any, repo: str | None) -> bool:
+    """Whether a chunk tagged `stored` belongs to a sync of `repo`: its own, or untagged; everything when None."""
+    return repo is None or stored is None or stored == repo
+
+
+def repo_scope_filter(repo: str) -> dict[str, Any]:
+    """A Haystack filter on the chunks a sync of `repo` owns: tagged with it, or untagged (`in_repo_scope`)."""
+    return {
+        "operator": "OR",
+        "conditions": [
+            {"field": "meta.repo", "operator": "==", "value": repo},
+            {"field": "meta.repo", "operator": "==", "value": None},
+        ],
+    }
 
 
 def _file_path(document: Document, what: str) -> str:
@@ -90,13 +121,14 @@ def _yields_no_chunks(document: Document) -> bool:
     return document.content is None or not document.content.strip()
 
 
-def _states_from_documents(documents: Iterable[Document]) -> dict[str, FileState]:
+def _states_from_documents(documents: Iterable[Document], repo: str | None = None) -> dict[str, FileState]:
     states: dict[str, FileState] = {}
     for document in documents:
         path = document.meta.get("file_path")
-        if isinstance(path, str) and path:
+        stored = document.meta.get("repo")
+        if isinstance(path, str) and path and in_repo_scope(stored, repo):
             states.setdefault(path, FileState()).add(
-                document.meta.get("file_sha256"), document.meta.get("file_chunk_count")
+                document.meta.get("file_sha256"), document.meta.get("file_chunk_count"), stored
             )
     return states
 
@@ -109,36 +141,41 @@ def _is_elasticsearch(store: Any) -> bool:
     return isinstance(store, ElasticsearchDocumentStore)
 
 
-def read_file_states(store: DocumentStore) -> dict[str, FileState]:
+def read_file_states(store: DocumentStore, repo: str | None = None) -> dict[str, FileState]:
     """
-    file_path -> `FileState` for everything the store holds.
+    file_path -> `FileState` for everything the store holds (of repository `repo`, when named).
 
-    Uses the store's own `read_file_states()` when it has one, a narrow paged read for Elasticsearch, and
-    `filter_documents()` otherwise.
+    Uses the store's own `read_file_states()` when it has one (and takes `repo` when one is named), a narrow
+    paged read for Elasticsearch, and `filter_documents()` otherwise.
 
     :param store: Any DocumentStore.
+    :param repo: Only the chunks of this repository and untagged ones (`in_repo_scope`); None = all.
     """
     own = getattr(store, "read_file_states", None)
-    if callable(own):
+    if callable(own) and repo is None:
         return dict(own())
+    if callable(own) and _accepts(own, "repo"):
+        return dict(own(repo=repo))
     if _is_elasticsearch(store):
         from .elasticsearch.files import read_file_states as read_elasticsearch
 
-        return read_elasticsearch(store)  # type: ignore[arg-type]
-    return _states_from_documents(store.filter_documents())
+        return read_elasticsearch(store, repo=repo)  # type: ignore[arg-type]
+    return _states_from_documents(store.filter_documents(), repo)
 
 
-async def read_file_states_async(store: DocumentStore) -> dict[str, FileState]:
+async def read_file_states_async(store: DocumentStore, repo: str | None = None) -> dict[str, FileState]:
     """Asynchronous `read_file_states`."""
     own = getattr(store, "read_file_states_async", None)
-    if callable(own):
+    if callable(own) and repo is None:
         return dict(await own())
+    if callable(own) and _accepts(own, "repo"):
+        return dict(await own(repo=repo))
     if _is_elasticsearch(store):
         from .elasticsearch.files import read_file_states_async as read_elasticsearch_async
 
-        return await read_elasticsearch_async(store)  # type: ignore[arg-type]
+        return await read_elasticsearch_async(store, repo=repo)  # type: ignore[arg-type]
     documents = await _call_async(store, "filter_documents")
-    return _states_from_documents(documents)
+    return _states_from_documents(documents, repo)
 
 
 async def _call_async(store: Any, name: str, *args: Any, **kwargs: Any) -> Any:
@@ -196,7 +233,7 @@ class IndexSyncPlanner:
         """Deserialise; the store is rebuilt from its recorded type."""
         return default_from_dict(cls, data)
 
-    def _plan(self, documents: list[Document], states: dict[str, FileState]) -> dict[str, Any]:
+    def _plan(self, documents: list[Document], states: dict[str, FileState], repo: str | None = None) -> dict[str, Any]:
         changed: list[Document] = []
         unchanged: list[str] = []
         seen: set[str] = set()
@@ -210,7 +247,8 @@ class IndexSyncPlanner:
             if not isinstance(sha256, str) or not sha256:
                 raise ValueError(f"file Document for {path} has no meta['file_sha256'] (use CodeFileReader)")
             state = states.get(path)
-            if (state is not None and state.in_sync_with(sha256)) or (state is None and _yields_no_chunks(document)):
+            in_sync = state is not None and state.in_sync_with(sha256, repo)
+            if in_sync or (state is None and _yields_no_chunks(document)):
                 # A blank file (an empty `__init__.py`) has no chunks to store: with none stored it is in sync.
                 unchanged.append(path)
             else:
@@ -226,11 +264,13 @@ class IndexSyncPlanner:
     @component.output_types(
         changed=list[Document], changed_files=list[str], removed_files=list[str], unchanged_files=list[str]
     )
-    def run(self, documents: list[Document]) -> dict[str, Any]:
+    def run(self, documents: list[Document], repo: str | None = None) -> dict[str, Any]:
         """
         Plan a sync.
 
         :param documents: One Document per source file, with meta `file_path` and `file_sha256`.
+        :param repo: The repository synced, in an index of several: only its chunks (and untagged ones) are
+            compared and can be planned for removal; the other repositories' chunks are left alone.
         :returns:
             - `changed`: the file Documents to (re)index, in input order;
             - `changed_files`: their paths (give them to `IndexSyncWriter.changed_files`, so a file that now
@@ -239,14 +279,14 @@ class IndexSyncPlanner:
             - `unchanged_files`: paths already in sync.
         :raises ValueError: A file Document without `file_path` or `file_sha256`.
         """
-        return self._plan(documents, read_file_states(self.document_store))
+        return self._plan(documents, read_file_states(self.document_store, repo), repo)
 
     @component.output_types(
         changed=list[Document], changed_files=list[str], removed_files=list[str], unchanged_files=list[str]
     )
-    async def run_async(self, documents: list[Document]) -> dict[str, Any]:
+    async def run_async(self, documents: list[Document], repo: str | None = None) -> dict[str, Any]:
         """Asynchronous `run` (same input and outputs)."""
-        return self._plan(documents, await read_file_states_async(self.document_store))
+        return self._plan(documents, await read_file_states_async(self.document_store, repo), repo)
 
 
 @component
@@ -325,7 +365,9 @@ class IndexSyncWriter:
         return [ordered[i : i + self.batch_size] for i in range(0, len(ordered), self.batch_size)]
 
     @staticmethod
-    def _stale_filters(groups: dict[str, list[Document]], changed_files: list[str]) -> list[dict[str, Any]]:
+    def _stale_filters(
+        groups: dict[str, list[Document]], changed_files: list[str], repo: str | None = None
+    ) -> list[dict[str, Any]]:
         """Filters matching stored chunks of changed files whose ids were not just written (batched)."""
         keep: dict[str, list[str]] = {path: [c.id for c in chunks] for path, chunks in groups.items()}
         for path in changed_files:
@@ -342,6 +384,8 @@ class IndexSyncWriter:
                 conditions.append(
                     {"operator": "NOT", "conditions": [{"field": "id", "operator": "in", "value": list(ids)}]}
                 )
+            if repo is not None:
+                conditions.append(repo_scope_filter(repo))
             filters.append({"operator": "AND", "conditions": conditions})
             paths.clear()
             ids.clear()
@@ -355,12 +399,15 @@ class IndexSyncWriter:
         return filters
 
     @staticmethod
-    def _removed_filters(removed_files: list[str]) -> list[dict[str, Any]]:
+    def _removed_filters(removed_files: list[str], repo: str | None = None) -> list[dict[str, Any]]:
         paths = sorted(set(removed_files))
-        return [
+        filters: list[dict[str, Any]] = [
             {"field": "meta.file_path", "operator": "in", "value": paths[i : i + _DELETE_BATCH_FILES]}
             for i in range(0, len(paths), _DELETE_BATCH_FILES)
         ]
+        if repo is None:
+            return filters
+        return [{"operator": "AND", "conditions": [f, repo_scope_filter(repo)]} for f in filters]
 
     def _write_kwargs(self, last: bool) -> dict[str, Any]:
         # Elasticsearch: skip the per-batch refresh wait except for the last batch (the deletes refresh too).
@@ -418,6 +465,7 @@ class IndexSyncWriter:
         documents: list[Document],
         removed_files: list[str] | None = None,
         changed_files: list[str] | None = None,
+        repo: str | None = None,
     ) -> dict[str, Any]:
         """
         Apply a sync plan.
@@ -426,6 +474,8 @@ class IndexSyncWriter:
         :param removed_files: Paths whose chunks must go (`IndexSyncPlanner.removed_files`).
         :param changed_files: Paths that were (re)indexed (`IndexSyncPlanner.changed_files`); optional, the
             chunks' own paths always count, this adds files that now yield no chunk at all.
+        :param repo: The repository synced, in an index of several: deletes touch only its chunks (and
+            untagged ones), never a same-named file of another repository.
         :returns: `written` chunks, `deleted` chunks, `files_indexed` (files whose chunks were written), and
             the same three as `stats`.
         :raises ValueError: A chunk without `file_path`.
@@ -442,9 +492,9 @@ class IndexSyncWriter:
                 written += count if isinstance(count, int) else len(batch)
                 progress.update(len(batch))
         deleted = 0
-        for filters in self._stale_filters(groups, list(changed_files or [])):
+        for filters in self._stale_filters(groups, list(changed_files or []), repo):
             deleted += self._delete(filters)
-        for filters in self._removed_filters(list(removed_files or [])):
+        for filters in self._removed_filters(list(removed_files or []), repo):
             deleted += self._delete(filters)
         return self._result(written, deleted, len(groups))
 
@@ -454,6 +504,7 @@ class IndexSyncWriter:
         documents: list[Document],
         removed_files: list[str] | None = None,
         changed_files: list[str] | None = None,
+        repo: str | None = None,
     ) -> dict[str, Any]:
         """Asynchronous `run` (same inputs and outputs)."""
         groups = self._group(documents)
@@ -471,9 +522,9 @@ class IndexSyncWriter:
                 written += count if isinstance(count, int) else len(batch)
                 progress.update(len(batch))
         deleted = 0
-        for filters in self._stale_filters(groups, list(changed_files or [])):
+        for filters in self._stale_filters(groups, list(changed_files or []), repo):
             deleted += await self._delete_async(filters)
-        for filters in self._removed_filters(list(removed_files or [])):
+        for filters in self._removed_filters(list(removed_files or []), repo):
             deleted += await self._delete_async(filters)
         return self._result(written, deleted, len(groups))
 

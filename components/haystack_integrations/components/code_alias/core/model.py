@@ -103,6 +103,7 @@ class SymbolEntry(BaseModel):
     end_line: int
     exported: bool
     package: str | None = None
+    repo: str | None = Field(default=None, description="the repository it belongs to (several in one index)")
     words: tuple[str, ...] = Field(default=(), description="word split of the name")
     doc_words: tuple[str, ...] = Field(default=(), description="content words of the docstring / leading comment")
     aliases: tuple[str, ...] = Field(default=(), description="nicknames and names retired by a rename")
@@ -120,6 +121,23 @@ class PackageEntry(BaseModel):
     aliases: tuple[str, ...] = ()
     import_names: tuple[str, ...] = ()
     words: tuple[str, ...] = ()
+    repo: str | None = None
+
+
+class RepositoryRecord(BaseModel):
+    """
+    What an index of several repositories keeps of one of them: its files (for its incremental refresh), its
+    renames and nicknames (when it was last synced is in the index folder's `repositories.json`, so an unchanged
+    repository leaves the dictionary's bytes unchanged). Its symbols and packages sit in the dictionary's lists,
+    tagged with the repository's name.
+    """
+
+    root: str = Field(description="the folder it was indexed from")
+    files: dict[str, FileRecord] = Field(default_factory=dict)
+    nicknames: dict[str, list[str]] = Field(default_factory=dict)
+    renamed: dict[str, str] = Field(default_factory=dict)
+    skipped: list[Skipped] = Field(default_factory=list)
+    version: str = Field(default="", description="content hash of this repository's part")
 
 
 class AliasDictionary(BaseModel):
@@ -139,6 +157,9 @@ class AliasDictionary(BaseModel):
     renamed: dict[str, str] = Field(default_factory=dict, description="retired name -> its new name")
     files: dict[str, FileRecord] = Field(default_factory=dict)
     skipped: list[Skipped] = Field(default_factory=list)
+    repositories: dict[str, RepositoryRecord] = Field(
+        default_factory=dict, description="name -> record, for an index of named repositories (files live here)"
+    )
     version: str = ""
 
     def __deepcopy__(self, memo: dict[int, Any] | None = None) -> AliasDictionary:
@@ -157,13 +178,18 @@ class AliasDictionary(BaseModel):
             "schema": self.schema_version,
             "extractor": EXTRACTOR_VERSION,
             "files": sorted((path, record.sha256) for path, record in self.files.items()),
+            "repositories": sorted(
+                (name, repo.root, path, record.sha256)
+                for name, repo in self.repositories.items()
+                for path, record in repo.files.items()
+            ),
             "symbols": len(self.symbols),
             "packages": [p.model_dump(mode="json") for p in self.packages],
             "nicknames": self.nicknames,
             "abbreviations": self.abbreviations,
             "renamed": self.renamed,
         }
-        if not self.files:  # built from symbols alone (tests, hand-made dictionaries)
+        if not self.files and not self.repositories:  # built from symbols alone (tests, hand-made dictionaries)
             payload["symbols"] = [s.model_dump(mode="json") for s in self.symbols]
         blob = json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()
         return hashlib.sha256(blob).hexdigest()[:16]
@@ -227,10 +253,25 @@ class AliasDictionary(BaseModel):
             return matches.pop() if len(matches) == 1 else None
         return package.name
 
-    def package_for_file(self, file_path: str) -> str | None:
-        """The package whose root folder is the deepest ancestor of `file_path`."""
+    def file_record(self, file_path: str, repo: str | None = None) -> FileRecord | None:
+        """What the dictionary holds of one file: of repository `repo` when named, else of the (only) tree."""
+        if repo is not None and repo in self.repositories:
+            return self.repositories[repo].files.get(file_path)
+        record = self.files.get(file_path)
+        if record is None and repo is None and len(self.repositories) == 1:
+            return next(iter(self.repositories.values())).files.get(file_path)
+        return record
+
+    def file_count(self) -> int:
+        """Source files known to the dictionary, over all its repositories."""
+        return len(self.files) + sum(len(repo.files) for repo in self.repositories.values())
+
+    def package_for_file(self, file_path: str, repo: str | None = None) -> str | None:
+        """The package whose root folder is the deepest ancestor of `file_path` (among `repo`'s, when named)."""
         best: PackageEntry | None = None
         for package in self.packages:
+            if repo is not None and package.repo is not None and package.repo != repo:
+                continue
             root = package.root.rstrip("/")
             if (not root or file_path == root or file_path.startswith(root + "/")) and (
                 best is None or len(root) > len(best.root.rstrip("/"))

@@ -13,11 +13,11 @@ from typing import Any
 
 from haystack_integrations.document_stores.elasticsearch import ElasticsearchDocumentStore
 
-from ..sync import FileState
+from ..sync import FileState, in_repo_scope
 
 __all__ = ["read_file_states", "read_file_states_async"]
 
-_FIELDS = ["file_path", "file_sha256", "file_chunk_count"]
+_FIELDS = ["file_path", "file_sha256", "file_chunk_count", "repo"]
 
 
 def _page_body(page_size: int, after: list[Any] | None) -> dict[str, Any]:
@@ -37,13 +37,17 @@ def _page_body(page_size: int, after: list[Any] | None) -> dict[str, Any]:
     return body
 
 
-def _accumulate(states: dict[str, FileState], hits: Iterable[dict[str, Any]]) -> list[Any] | None:
+def _accumulate(
+    states: dict[str, FileState], hits: Iterable[dict[str, Any]], repo: str | None = None
+) -> list[Any] | None:
     last: list[Any] | None = None
     for hit in hits:
         source = hit.get("_source", {})
         path = source.get("file_path")
-        if isinstance(path, str):
-            states.setdefault(path, FileState()).add(source.get("file_sha256"), source.get("file_chunk_count"))
+        if isinstance(path, str) and in_repo_scope(source.get("repo"), repo):
+            states.setdefault(path, FileState()).add(
+                source.get("file_sha256"), source.get("file_chunk_count"), source.get("repo")
+            )
         last = hit.get("sort")
     return last
 
@@ -54,12 +58,15 @@ def _errors(store: ElasticsearchDocumentStore) -> Any:
     return _errors_for(store)
 
 
-def read_file_states(store: ElasticsearchDocumentStore, *, page_size: int = 5000) -> dict[str, FileState]:
+def read_file_states(
+    store: ElasticsearchDocumentStore, *, page_size: int = 5000, repo: str | None = None
+) -> dict[str, FileState]:
     """
     file_path -> what the index holds of it (its chunks' hashes and declared chunk counts, and how many).
 
     :param store: An Elasticsearch store (the code store or the integration's).
     :param page_size: Chunks per request.
+    :param repo: Only the chunks of this repository (and untagged ones); None = all.
     """
     states: dict[str, FileState] = {}
     after: list[Any] | None = None
@@ -70,12 +77,14 @@ def read_file_states(store: ElasticsearchDocumentStore, *, page_size: int = 5000
         while True:
             response = client.search(index=store._index, **_page_body(page_size, after))
             hits = response["hits"]["hits"]
-            after = _accumulate(states, hits)
+            after = _accumulate(states, hits, repo)
             if len(hits) < page_size or after is None:
                 return states
 
 
-async def read_file_states_async(store: ElasticsearchDocumentStore, *, page_size: int = 5000) -> dict[str, FileState]:
+async def read_file_states_async(
+    store: ElasticsearchDocumentStore, *, page_size: int = 5000, repo: str | None = None
+) -> dict[str, FileState]:
     """Asynchronous `read_file_states`."""
     states: dict[str, FileState] = {}
     after: list[Any] | None = None
@@ -86,6 +95,6 @@ async def read_file_states_async(store: ElasticsearchDocumentStore, *, page_size
         while True:
             response = await client.search(index=store._index, **_page_body(page_size, after))
             hits = response["hits"]["hits"]
-            after = _accumulate(states, hits)
+            after = _accumulate(states, hits, repo)
             if len(hits) < page_size or after is None:
                 return states
