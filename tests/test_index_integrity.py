@@ -215,8 +215,10 @@ def test_two_concurrent_index_runs_of_different_trees_end_consistent(tmp_path: P
     dictionary = AliasDictionary.load(folder / manifest.dictionary.file)
     with np.load(folder / manifest.documents.file) as data:
         paths = {json.loads(line)["meta"]["file_path"] for line in data["documents"].tobytes().decode().splitlines()}
-    assert paths == set(dictionary.files), "the dictionary and the documents must come from the same tree"
-    assert {p.split("/")[0] for p in paths} in ({"alpha"}, {"beta"})
+    # Two trees indexed into one folder are two repositories side by side (issue 11), each complete.
+    files = {path for repository in dictionary.repositories.values() for path in repository.files}
+    assert paths == files, "the dictionary and the documents must come from the same builds"
+    assert {p.split("/")[0] for p in paths} == {"alpha", "beta"} and len(paths) == 80
 
 
 # ---- serving from a copy or a read-only folder --------------------------------------------------------------

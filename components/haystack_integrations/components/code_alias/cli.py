@@ -73,6 +73,17 @@ def _parser() -> argparse.ArgumentParser:
         help="return once questions can be asked (lexical + rewrite); a detached `code-alias embed` computes the "
         "chunk vectors (progress: `code-alias status`, log: INDEX_DIR/vectors.log)",
     )
+    index.add_argument(
+        "--repo",
+        metavar="NAME",
+        help="the repository's name in the index (several repositories share one index folder; default: the name "
+        "the folder was indexed under before, else its git remote's owner/name, else the folder's name)",
+    )
+    index.add_argument(
+        "--remove-repo",
+        metavar="NAME",
+        help="remove repository NAME (its documents and dictionary entries) from the index instead of indexing",
+    )
     commands.add_parser(
         "embed",
         parents=[common],
@@ -83,6 +94,10 @@ def _parser() -> argparse.ArgumentParser:
     ask.add_argument("question")
     ask.add_argument("--top-k", type=int, default=10)
     ask.add_argument("--no-rewrite", action="store_true", help="retrieve with the raw question (baseline)")
+    ask.add_argument(
+        "--repo", action="append", metavar="NAME", help="only this repository of the index (repeat for several)"
+    )
+    ask.add_argument("--package", action="append", metavar="NAME", help="only this package (repeat for several)")
     ask.add_argument(
         "--lexical",
         action="store_true",
@@ -150,6 +165,13 @@ def _cmd_index(args: argparse.Namespace) -> int:
     if args.background and args.lexical:
         raise ValueError("--background computes vectors, which a --lexical index has none of; drop one of them")
     search = CodeSearch(args.index_dir, backend=args.backend, lexical=True if args.lexical else None)
+    if args.remove_repo:
+        if args.path or args.repo:
+            raise ValueError("--remove-repo takes no PATH and no --repo")
+        removed = search.remove_repository(args.remove_repo)
+        left = ", ".join(removed["repositories"]) or "none"
+        _emit(args, removed, f"Removed {removed['repo']} ({removed['deleted']} chunks); repositories left: {left}")
+        return 0
     bar = _VectorBar()
 
     def answerable(stats: dict[str, Any]) -> None:
@@ -163,7 +185,8 @@ def _cmd_index(args: argparse.Namespace) -> int:
 
     try:
         stats = search.index(
-            args.path or _indexed_root(args.index_dir),
+            args.path or _repository_root(args.index_dir, args.repo),
+            repo=args.repo,
             vectors=not args.background,
             on_answerable=answerable,
             on_progress=bar.update,
@@ -274,6 +297,20 @@ def _cmd_embed(args: argparse.Namespace) -> int:
     return 0
 
 
+def _repository_root(index_dir: str, repo: str | None) -> str:
+    """The folder repository `repo` was indexed from (its record in the index), or the index's only root."""
+    from .repositories import read_repositories
+
+    records = read_repositories(Path(index_dir).expanduser().resolve())
+    if repo is not None and repo in records and records[repo].get("root"):
+        return str(records[repo]["root"])
+    if repo is None and len(records) > 1:
+        raise ValueError(
+            f"the index in {index_dir} holds several repositories ({', '.join(sorted(records))}); give PATH or --repo"
+        )
+    return _indexed_root(index_dir)
+
+
 def _indexed_root(index_dir: str) -> str:
     """The repository an existing index was built from (`code-alias index` without PATH refreshes it)."""
     try:
@@ -329,7 +366,9 @@ def _ask_here(args: argparse.Namespace, *, llm: bool) -> dict[str, Any]:
         chat_generator=chat_generator,
         rewriter_params=rewriter_params,
     )
-    answer = search.ask(args.question, top_k=args.top_k, use_rewrite=not args.no_rewrite)
+    answer = search.ask(
+        args.question, top_k=args.top_k, use_rewrite=not args.no_rewrite, repo=args.repo, package=args.package
+    )
     payload = {**answer.to_dict(), "retrieval": search.answering_with}
     count = search.vectors() if search.retrieval == "hybrid" and not llm else None
     if count is not None and not count.complete:
@@ -354,6 +393,7 @@ def _ask_server(args: argparse.Namespace, *, llm: bool) -> dict[str, Any]:
         raise ValueError(f"--server must be an http:// or https:// URL, got {args.server!r}")
     url = args.server.rstrip("/") + "/code_alias_ask/run"
     body = {"question": args.question, "top_k": args.top_k, "mode": "llm" if llm else "dictionary"}
+    body.update({key: getattr(args, key) for key in ("repo", "package") if getattr(args, key, None)})
     headers = {"content-type": "application/json"}
     token = os.environ.get("CODE_ALIAS_API_TOKEN")
     if token:
@@ -481,7 +521,7 @@ def _cmd_dict(args: argparse.Namespace) -> int:
                 "version": dictionary.version,
                 "symbols": len(dictionary.symbols),
                 "packages": [p.name for p in dictionary.packages],
-                "files": len(dictionary.files),
+                "files": dictionary.file_count(),
                 "nicknames": len(dictionary.nicknames),
                 "renamed": dictionary.renamed,
                 "skipped": len(dictionary.skipped),
@@ -530,7 +570,15 @@ def _cmd_status(args: argparse.Namespace) -> int:
     record["vectors"] = vectors["vectors"]
     record["vector_fill"] = vectors["fill"]
     shown = {**record, "vectors": vectors["text"], "vector_fill": (vectors["fill"] or {}).get("state")}
+    shown.pop("repositories", None)
     text = "\n".join(f"{key}: {'-' if value is None else value}" for key, value in shown.items())
+    for name, repo in sorted((record.get("repositories") or {}).items()):
+        text += (
+            f"\nrepository {name}: {repo.get('root', '-')}, last sync {repo.get('last_sync') or '-'}, "
+            f"{'-' if repo.get('documents') is None else repo['documents']} chunks, "
+            f"{'-' if repo.get('symbols') is None else repo['symbols']} symbols"
+            + (f", last error: {repo['last_error']}" if repo.get("last_error") else "")
+        )
     _emit(args, record, text)
     return 0
 

@@ -52,6 +52,7 @@ class QueryComposer:
         symbols: list[str] | None = None,
         packages: list[str] | None = None,
         use_rewrite: bool | None = None,
+        filters: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """
         :param question: The raw question.
@@ -59,6 +60,7 @@ class QueryComposer:
         :param symbols: The rewrite's symbols.
         :param packages: The rewrite's packages.
         :param use_rewrite: Per-call override of the init setting.
+        :param filters: The caller's own Haystack filters (e.g. on `meta.repo`), ANDed with the package filter.
         :returns: `bm25_query`, `embedding_query`, `symbols`, `packages`, `filters`.
         """
         active = self.use_rewrite if use_rewrite is None else use_rewrite
@@ -75,7 +77,7 @@ class QueryComposer:
             "embedding_query": composed.embedding_query,
             "symbols": composed.symbols,
             "packages": composed.packages,
-            "filters": composed.filters,
+            "filters": _and_filters(composed.filters, filters),
         }
 
     @component.output_types(
@@ -88,9 +90,15 @@ class QueryComposer:
         symbols: list[str] | None = None,
         packages: list[str] | None = None,
         use_rewrite: bool | None = None,
+        filters: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         return self.run(
-            question=question, rewritten=rewritten, symbols=symbols, packages=packages, use_rewrite=use_rewrite
+            question=question,
+            rewritten=rewritten,
+            symbols=symbols,
+            packages=packages,
+            use_rewrite=use_rewrite,
+            filters=filters,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -104,3 +112,10 @@ class QueryComposer:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> QueryComposer:
         return default_from_dict(cls, data)
+
+
+def _and_filters(first: dict[str, Any] | None, second: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Both filters (AND), either one alone, or None."""
+    if first is None or second is None:
+        return first if second is None else second
+    return {"operator": "AND", "conditions": [first, second]}

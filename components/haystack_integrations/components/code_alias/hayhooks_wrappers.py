@@ -80,6 +80,8 @@ class AskWrapper(BasePipelineWrapper):
         question: Annotated[str, Field(min_length=1, max_length=MAX_QUESTION_CHARS)],
         top_k: Annotated[int, Field(ge=TOP_K_RANGE[0], le=TOP_K_RANGE[1], strict=True)] = 10,
         mode: Literal["dictionary", "llm"] = "dictionary",
+        repo: Annotated[str, Field(min_length=1, max_length=200)] | None = None,
+        package: Annotated[str, Field(min_length=1, max_length=200)] | None = None,
     ) -> AskResponse:
         """Find where something lives in the indexed code base from an informal question (e.g. "where's the \
 payments retry helper?"): returns the definitions that answer it, best first (qualified name, kind, file, \
@@ -93,12 +95,14 @@ opening files when you do not know a name or a path; ask one thing per call.
         :param mode: "dictionary" (default: deterministic, milliseconds) rewrites with the alias dictionary alone;
             "llm" lets the server's language model choose among the dictionary's candidates (only when the
             server has one configured; see `code_alias_status`).
+        :param repo: Only this repository of the index (its name, as `code_alias_status` lists the repositories).
+        :param package: Only this package (its declared name).
         :returns: `symbols` (rank, qualified_name, symbol, kind, file_path, start_line, end_line, package, score,
             why: the evidence behind its place), `files` (rank, file_path, score, hits with symbol, qualified_name,
             kind, start_line, end_line), `rewrite` (rewritten, symbols, packages, intent, dropped, meta), `mode`
             and `seconds`.
         """
-        return self.service.ask(question, top_k, mode)
+        return self.service.ask(question, top_k, mode, repo=repo, package=package)
 
 
 class RewriteWrapper(BasePipelineWrapper):

@@ -40,6 +40,7 @@ from typing_extensions import TypedDict
 
 from .core.model import atomic_write_bytes
 from .index_files import current_manifest
+from .repositories import read_repositories
 
 logger = logging.getLogger(__name__)
 
@@ -79,6 +80,7 @@ class SyncStatus(TypedDict):
     files_removed: int | None
     paths: int | None
     pid: int | None
+    repositories: dict[str, Any]
 
 
 # ---- authentication ---------------------------------------------------------------------------------------------
@@ -242,7 +244,9 @@ def read_status(index_dir: Path) -> SyncStatus:
         "files_removed": None,
         "paths": None,
         "pid": None,
+        "repositories": {},
     }
+    empty["repositories"] = dict(read_repositories(index_dir))
     manifest = None
     try:
         manifest = current_manifest(index_dir)
@@ -257,7 +261,7 @@ def read_status(index_dir: Path) -> SyncStatus:
         return empty
     if not isinstance(recorded, dict):
         return empty
-    merged = {**empty, **{k: v for k, v in recorded.items() if k in empty}}
+    merged = {**empty, **{k: v for k, v in recorded.items() if k in empty and k != "repositories"}}
     merged["dictionary_version"] = empty["dictionary_version"] or merged["dictionary_version"]
     merged["documents"] = empty["documents"] if empty["documents"] is not None else merged["documents"]
     if merged["state"] == "running" and not _alive(merged["pid"]):
@@ -311,6 +315,29 @@ def indexed_root(index_dir: Path) -> Path:
     return Path(root)
 
 
+def sync_targets(
+    index_dir: Path, root: str | os.PathLike[str] | None, repo: str | None
+) -> list[tuple[Path, str | None]]:
+    """
+    (folder, repository name) pairs a sync refreshes: `root` as `repo`; else `repo`'s recorded folder; else every
+    recorded repository; else the folder the index was built from.
+
+    :raises FileNotFoundError: `repo` is not in the index and no `root` was given, or no folder is known.
+    """
+    if root is not None:
+        return [(Path(root).expanduser().resolve(), repo)]
+    records = read_repositories(index_dir)
+    if repo is not None:
+        record = records.get(repo)
+        if record is None or not record.get("root"):
+            known = ", ".join(sorted(records)) or "none"
+            raise FileNotFoundError(f"no repository {repo!r} recorded in {index_dir} (it holds: {known})")
+        return [(Path(str(record["root"])), repo)]
+    if len(records) > 1:
+        return [(Path(str(r["root"])), name) for name, r in sorted(records.items()) if r.get("root")]
+    return [(indexed_root(index_dir), None)]
+
+
 def run_sync(
     index_dir: str | os.PathLike[str],
     root: str | os.PathLike[str] | None = None,
@@ -321,9 +348,13 @@ def run_sync(
     paths: tuple[str, ...] = (),
     sync_id: int | None = None,
     lock_timeout: float | None = None,
+    repo: str | None = None,
 ) -> SyncStatus:
     """
     Refresh the index of `root` (default: the tree it was built from) with `CodeSearch.index`, and record how it went.
+
+    In an index of several repositories, `repo` names the one to refresh (its recorded folder unless `root` is
+    given); with neither `root` nor `repo`, every repository is refreshed in turn.
 
     :param index_dir: The index folder.
     :param root: The working tree; None = the one the index was built from.
@@ -333,6 +364,7 @@ def run_sync(
     :param paths: The paths the request said changed (recorded; the whole tree is compared by content).
     :param sync_id: A number for the record (the server counts its syncs).
     :param lock_timeout: Seconds to wait for another writer; None waits.
+    :param repo: The repository to refresh, by the name the index knows it under.
     :returns: The record written to `sync-status.json`; `state` is "ok" or "failed" (then `last_error` says why).
     """
     from .search import CodeSearch
@@ -351,9 +383,9 @@ def run_sync(
     }
     _write_status(folder, record)
     try:
-        tree = Path(root).expanduser().resolve() if root is not None else indexed_root(folder)
         search = CodeSearch(folder, backend=backend, lexical=lexical)  # type: ignore[arg-type]
-        stats = search.index(tree, lock_timeout=lock_timeout)
+        for tree, name in sync_targets(folder, root, repo):
+            stats = search.index(tree, lock_timeout=lock_timeout, repo=name)
     except Exception as error:
         logger.warning("code-alias: sync of %s failed; the previous build keeps serving: %s", folder, _one_line(error))
         record.update(state="failed", last_error=_one_line(error))

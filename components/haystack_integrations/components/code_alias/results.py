@@ -89,16 +89,16 @@ def rank_symbols(
     """
     if test_files not in TEST_FILE_POLICIES:
         raise ValueError(f"test_files must be one of {TEST_FILE_POLICIES}, got {test_files!r}")
-    seen: set[tuple[str, str]] = set()
+    seen: set[tuple[Any, str, str]] = set()
     code: list[Document] = []
     tests: list[Document] = []
     move_tests = test_files != "keep" and not asks_about_tests(question)
     for document in documents:
         meta = document.meta
         path, name = meta.get("file_path"), meta.get("qualified_name") or meta.get("symbol")
-        if not path or not name or (path, name) in seen:
+        if not path or not name or (meta.get("repo"), path, name) in seen:
             continue
-        seen.add((path, name))
+        seen.add((meta.get("repo"), path, name))
         if move_tests and is_test_file(path):
             if test_files == "demote":
                 tests.append(document)
@@ -147,13 +147,15 @@ def rank_files(
     """
     if test_files not in TEST_FILE_POLICIES:
         raise ValueError(f"test_files must be one of {TEST_FILE_POLICIES}, got {test_files!r}")
-    files: dict[str, dict[str, Any]] = {}
+    files: dict[tuple[Any, str], dict[str, Any]] = {}
     for rank, document in enumerate(documents, 1):
         meta = document.meta
         path = meta.get("file_path")
         if not path:
             continue
-        entry = files.setdefault(path, {"file_path": path, "score": document.score or 0.0, "rank": rank, "hits": []})
+        repo = meta.get("repo")  # an index of several repositories: a path is a file of one of them
+        first = {"file_path": path, "score": document.score or 0.0, "rank": rank, "hits": []}
+        entry = files.setdefault((repo, path), {**first, "repo": repo} if repo is not None else first)
         entry["hits"].append(chunk_hit(document))
     ranked = sorted(files.values(), key=lambda f: f["rank"])
     if test_files != "keep" and not asks_about_tests(question):

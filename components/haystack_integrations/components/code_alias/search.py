@@ -20,7 +20,7 @@ from typing import Any, Literal
 from haystack import Document, Pipeline
 from haystack.core.errors import DeserializationError
 
-from . import index_files, index_mode
+from . import index_files, index_mode, repositories
 from .fusion import RankFusion
 from .paths import INDEX_DIR_ENV, resolve_index_dir
 from .results import RankedSymbol, TestFiles, rank_files, rank_symbols
@@ -41,6 +41,13 @@ PIPELINE_FILES: dict[tuple[Backend, str], str] = {
 }
 _ENV_LOCK = threading.RLock()
 logger = logging.getLogger(__name__)
+
+
+def _writer_store(pipeline: Pipeline) -> Any:
+    """The document store the indexing pipeline's writer wrote to (None when it has no `writer`)."""
+    if "writer" not in pipeline.graph.nodes:
+        return None
+    return getattr(pipeline.get_component("writer"), "document_store", None)
 
 
 class IndexMissingError(FileNotFoundError):
@@ -247,9 +254,13 @@ class CodeSearch:
         vectors: bool = True,
         on_answerable: Callable[[dict[str, Any]], None] | None = None,
         on_progress: Callable[[int, int], None] | None = None,
+        repo: str | None = None,
     ) -> dict[str, Any]:
         """
-        Build or incrementally refresh the index of `root` (dictionary and documents).
+        Build or incrementally refresh the index of `root` (dictionary and documents), as repository `repo`.
+
+        An index folder holds several repositories: indexing another one adds it (its documents, symbols and
+        packages carry `repo`), re-indexing one refreshes only its part, `remove_repository` takes one out.
 
         Holds the index folder's lock (a second writer waits, and is told who holds it), first repairs what a
         killed or failed run left (`index_files.prepare_for_indexing`), and makes the new dictionary and
@@ -262,8 +273,12 @@ class CodeSearch:
             vectors later. Only for a hybrid index on the embedded default.
         :param on_answerable: Called with the statistics once questions can be asked (before the vectors).
         :param on_progress: Called with (chunks with a vector, chunks) as the vectors arrive.
-        :returns: Statistics: dictionary build, files skipped, chunks written/deleted, repairs, vectors, seconds.
+        :param repo: The repository's name; None = the name the same folder was indexed under before, else its
+            git remote's `owner/name`, else its folder name.
+        :returns: Statistics: repository, dictionary build, files skipped, chunks written/deleted, repairs,
+            vectors, seconds.
         :raises index_files.IndexLockedError: The lock is still held after `lock_timeout`.
+        :raises ValueError: `repo` is not a usable name.
         """
         folder = Path(root)
         if not folder.is_dir():
@@ -272,6 +287,7 @@ class CodeSearch:
         # One writer per index folder; the pipeline (whose stores load the index) is built only once it is ours.
         with index_files.index_lock(self.index_dir, timeout=lock_timeout, on_wait=_say_waiting(self.index_dir)):
             repaired = index_files.prepare_for_indexing(self.index_dir)
+            name = repositories.repository_for_root(self.index_dir, folder, repo)
             retrieval = self._retrieval_for_build()
             index_mode.record_retrieval(self.index_dir, retrieval)
             # Progressive: the lexical pipeline writes the chunks, `fill_vectors` their vectors afterwards.
@@ -282,8 +298,16 @@ class CodeSearch:
             try:
                 with index_dir_environment(self.index_dir):
                     output = pipeline.run(
-                        {"root": str(folder)}, include_outputs_from={"dictionary_builder", "reader", "planner"}
+                        {"root": str(folder), "repo": name},
+                        include_outputs_from={"dictionary_builder", "reader", "planner"},
                     )
+                documents = repositories.count_repository_documents(_writer_store(pipeline), name)
+            except Exception as error:
+                first_line = (str(error).splitlines() or [""])[0][:300]
+                repositories.record_repository(
+                    self.index_dir, name, root=str(folder.resolve()), last_error=f"{type(error).__name__}: {first_line}"
+                )
+                raise
             finally:
                 for _, instance in pipeline.walk():
                     store = getattr(instance, "document_store", None)
@@ -294,7 +318,16 @@ class CodeSearch:
         reader = output.get("reader", {})
         planner = output.get("planner", {})
         persisted = output.get("persister", {})
+        repositories.record_repository(
+            self.index_dir,
+            name,
+            root=str(folder.resolve()),
+            documents=documents,
+            symbols=builder.get("stats", {}).get("symbols"),
+            dictionary_version=builder.get("stats", {}).get("version"),
+        )
         stats = {
+            "repo": name,
             "root": str(folder.resolve()),
             "index_dir": str(self.index_dir),
             "dictionary": builder.get("stats", {}),
@@ -382,6 +415,54 @@ class CodeSearch:
                 on_progress=on_progress,
             )
             return filler.run()
+
+    def remove_repository(self, name: str, *, lock_timeout: float | None = None) -> dict[str, Any]:
+        """
+        Take repository `name` out of the index: its documents, and its symbols, packages and files from the
+        dictionary; the other repositories keep answering. Holds the writer lock; the new build becomes current
+        as one (dictionary and documents together).
+
+        :param name: The repository's name (as `status` lists it).
+        :param lock_timeout: Seconds to wait for another writer; None waits.
+        :returns: The repository, the chunks deleted, the repositories left, seconds.
+        :raises IndexMissingError: No index in the folder.
+        :raises KeyError: The index holds no repository of that name (the message lists those it holds).
+        """
+        from .core.model import AliasDictionary
+        from .core.repositories import without_repository
+
+        started = time.perf_counter()
+        with index_files.index_lock(self.index_dir, timeout=lock_timeout, on_wait=_say_waiting(self.index_dir)):
+            index_files.prepare_for_indexing(self.index_dir)
+            manifest = index_files.current_manifest(self.index_dir)
+            if manifest is None or manifest.dictionary is None:
+                raise IndexMissingError(f"no index at {self.index_dir}")
+            dictionary = AliasDictionary.load(index_files.artifact_path(self.index_dir, "dictionary", manifest))
+            remaining = without_repository(dictionary, name)
+            retrieval = index_mode.recorded_retrieval(self.index_dir) or "hybrid"
+            lexical_build = retrieval == "lexical" or self.backend == "embedded"  # no embedder needed to delete
+            with writer_stores(index_files.new_build_id()):
+                pipeline = self.load_pipeline("indexing_lexical" if lexical_build else "indexing")
+            try:
+                with index_dir_environment(self.index_dir):
+                    plan = pipeline.get_component("planner").run(documents=[], repo=name)
+                    removed = pipeline.get_component("writer").run(
+                        documents=[], removed_files=plan["removed_files"], repo=name
+                    )
+                    pipeline.get_component("persister").run(stats=removed["stats"], dictionary=remaining)
+            finally:
+                for _, instance in pipeline.walk():
+                    store = getattr(instance, "document_store", None)
+                    if isinstance(store, CodeIndexDocumentStore):
+                        store.discard()
+        repositories.forget_repository(self.index_dir, name)
+        self._query = None
+        return {
+            "repo": name,
+            "deleted": removed["deleted"],
+            "repositories": sorted(remaining.repositories),
+            "seconds": round(time.perf_counter() - started, 3),
+        }
 
     def _retrieval_for_build(self) -> index_mode.Retrieval:
         if self.llm:  # the LLM rewrite runs on the hybrid pipelines
@@ -490,6 +571,20 @@ class CodeSearch:
             store.release()
             forget_store(index)
 
+    def _ask_narrowed(self, question: str, **options: Any) -> AskResult:
+        """`ask`, then again narrowed to the packages its rewrite names with strong evidence (see `ask`)."""
+        first = self.ask(question, **options)
+        narrowed = repositories.inferred_packages(first.rewrite.get("packages") or [], first.rewrite.get("hints") or [])
+        if not narrowed:
+            first.rewrite["inferred_filter"] = None
+            return first
+        second = self.ask(question, **options, package=narrowed)
+        if second.documents:
+            second.rewrite["inferred_filter"] = {"package": narrowed, "used": True}
+            return second
+        first.rewrite["inferred_filter"] = {"package": narrowed, "used": False}
+        return first
+
     def ask(
         self,
         question: str,
@@ -498,6 +593,9 @@ class CodeSearch:
         use_rewrite: bool = True,
         candidates: int | None = None,
         mode: Literal["dictionary", "llm"] | None = None,
+        repo: str | list[str] | None = None,
+        package: str | list[str] | None = None,
+        infer_filters: bool = False,
     ) -> AskResult:
         """
         Answer a question with ranked files and chunks.
@@ -508,7 +606,14 @@ class CodeSearch:
         :param candidates: Chunks each retriever returns before fusion (default: the pipeline's setting).
         :param mode: The rewrite for this question on an LLM search ("dictionary" or "llm"); None = the
             rewriter's own setting. One LLM pipeline thus serves both, with one copy of the models.
-        :raises ValueError: An empty question, or `mode="llm"` on a search built without `llm=True`.
+        :param repo: Only chunks of this repository (or of any of these), in an index of several.
+        :param package: Only chunks of this package (or of any of these).
+        :param infer_filters: When no `package` is given and the rewrite names packages with strong evidence
+            (`repositories.inferred_packages`), ask again narrowed to them; the narrowed answer is kept only when
+            it found something (else the first one is, so narrowing never answers with nothing). The answer's
+            `rewrite["inferred_filter"]` says what was inferred and whether it was used.
+        :raises ValueError: An empty question, `mode="llm"` on a search built without `llm=True`, or a bad
+            `repo`/`package` value.
         """
         if not question or not question.strip():
             raise ValueError("question must be a non-empty string")
@@ -516,6 +621,11 @@ class CodeSearch:
             raise ValueError(f"mode must be 'dictionary' or 'llm', got {mode!r}")
         if mode == "llm" and not self.llm:
             raise ValueError("mode='llm' needs CodeSearch(llm=True)")
+        filters = repositories.repository_filters(repo, package)
+        if infer_filters and package is None:
+            return self._ask_narrowed(
+                question, top_k=top_k, use_rewrite=use_rewrite, candidates=candidates, mode=mode, repo=repo
+            )
         if self._vectorless and not self._no_vectors_yet():  # the first vectors arrived: fuse them from now on
             with self._lock:
                 self._query = None
@@ -524,6 +634,10 @@ class CodeSearch:
             name: {"question": question} for name, sockets in pipeline.inputs().items() if "question" in sockets
         }
         data.setdefault("composer", {})["use_rewrite"] = use_rewrite
+        if filters is not None:  # every retriever whose filters are the caller's (the composer's go on)
+            for name, sockets in pipeline.inputs().items():
+                if "filters" in sockets:
+                    data.setdefault(name, {})["filters"] = filters
         if mode is not None and self.llm:
             data.setdefault("rewriter", {})["mode"] = mode
         if candidates:

@@ -45,12 +45,13 @@ from typing import Any, Literal, cast
 
 from fastapi import HTTPException
 from haystack.document_stores.errors import DocumentStoreError
-from typing_extensions import TypedDict
+from typing_extensions import NotRequired, TypedDict
 
 from haystack_integrations.components.code_alias.core.model import DictionaryError
 from haystack_integrations.components.code_alias.dictionary_handle import DictionaryHandle
 from haystack_integrations.components.code_alias.index_files import index_exists
 from haystack_integrations.components.code_alias.paths import DICTIONARY_FILE, resolve_index_dir
+from haystack_integrations.components.code_alias.repositories import read_repositories, repository_filters
 from haystack_integrations.components.code_alias.results import Hit, RankedSymbol
 from haystack_integrations.components.code_alias.search import AskResult, Backend, CodeSearch, IndexMissingError
 
@@ -77,6 +78,7 @@ class RankedFile(TypedDict):
 
     rank: int
     file_path: str
+    repo: NotRequired[str]
     score: float
     hits: list[Hit]
 
@@ -164,6 +166,7 @@ class StatusResponse(TypedDict):
     dictionary: DictionaryStatus | None
     documents: int | None
     vectors: dict[str, Any] | None
+    repositories: dict[str, Any]
     modes: list[str]
     generator: GeneratorStatus
     rewrite_cache: dict[str, Any] | None
@@ -327,6 +330,20 @@ def check_int(value: Any, name: str, low: int, high: int) -> int:
     if not low <= value <= high:
         raise bad_request(f"{name} must be from {low} to {high}, got {value}")
     return value
+
+
+def check_filter_name(value: Any, name: str) -> str | None:
+    """A `repo` / `package` filter value: None, or a name (`repositories.repository_filters`); 422 otherwise."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise bad_request(f"{name} must be a string, got {type(value).__name__}")
+    _check_text(value, name)
+    try:
+        repository_filters(**{name: value})
+    except ValueError as error:
+        raise bad_request(str(error)) from None
+    return cast(str, value)
 
 
 def check_mode(mode: Any) -> Mode:
@@ -497,28 +514,34 @@ class CodeAliasService:
             yield
 
     # ---- operations --------------------------------------------------------------------------------------------
-    def ask(self, question: Any, top_k: Any = 10, mode: Any = "dictionary") -> AskResponse:
+    def ask(
+        self, question: Any, top_k: Any = 10, mode: Any = "dictionary", repo: Any = None, package: Any = None
+    ) -> AskResponse:
         """Ranked files and definitions for a question, and the rewrite used (see the ask wrapper)."""
         text = check_question(question)
         k = check_int(top_k, "top_k", *TOP_K_RANGE)
         chosen = self._require_mode(mode)
+        check_filter_name(repo, "repo")
+        check_filter_name(package, "package")
         search = self._search()
         with self._slot(), self._backend_errors("ask"):
-            answer = search.ask(text, top_k=k, mode=chosen if search.llm else None)
+            answer = search.ask(text, top_k=k, mode=chosen if search.llm else None, repo=repo, package=package)
         return plain(self._ask_payload(answer, chosen, k))
 
     @staticmethod
     def _ask_payload(answer: AskResult, mode: Mode, top_k: int) -> AskResponse:
         rewrite = answer.rewrite
-        files: list[RankedFile] = [
-            {
+        files: list[RankedFile] = []
+        for rank, item in enumerate(answer.files, 1):
+            ranked: RankedFile = {
                 "rank": rank,
                 "file_path": item["file_path"],
                 "score": float(item.get("score") or 0.0),
                 "hits": list(item.get("hits", [])[:HITS_PER_FILE]),
             }
-            for rank, item in enumerate(answer.files, 1)
-        ]
+            if item.get("repo") is not None:  # an index of several repositories says whose file it is
+                ranked["repo"] = str(item["repo"])
+            files.append(ranked)
         # The answer's symbols (each definition once, tests after code, with *why*), renumbered as returned.
         symbols: list[RankedSymbol] = [{**item, "rank": rank} for rank, item in enumerate(answer.symbols[:top_k], 1)]
         return {
@@ -605,7 +628,7 @@ class CodeAliasService:
                 "root": loaded.root,
                 "symbols": len(loaded.symbols),
                 "packages": len(loaded.packages),
-                "files": len(loaded.files),
+                "files": loaded.file_count(),
             }
             retriever: Any = search.query_pipeline.get_component("bm25_retriever")
             documents = int(retriever.document_store.count_documents())
@@ -625,6 +648,7 @@ class CodeAliasService:
                 "dictionary": dictionary,
                 "documents": documents,
                 "vectors": self._vectors(),
+                "repositories": dict(read_repositories(self.settings.index_dir)),
                 "modes": list(self.modes),
                 "generator": self.settings.generator_status(),
                 "rewrite_cache": cache,
