@@ -143,6 +143,7 @@ def code_index_mappings(
             ),
             "language": {"type": "keyword"},
             "kind": {"type": "keyword"},
+            "repo": {"type": "keyword"},  # the repository of the chunk, in an index of several
             "file_sha256": {"type": "keyword"},
             "file_chunk_count": {"type": "integer"},
             "start_line": {"type": "integer"},
