@@ -144,7 +144,7 @@ def _by_config(records: Iterable[Mapping[str, Any]]) -> dict[str, list[Mapping[s
     return grouped
 
 
-_GRID_ORDER = (("title", "full"), ("none", "dictionary", "llm"), ("bm25", "embedding", "hybrid"))
+_GRID_ORDER = (("title", "full"), ("none", "dictionary", "llm", "llm-free"), ("bm25", "embedding", "hybrid"))
 
 
 def _grid_key(config: str) -> tuple[Any, ...]:
@@ -436,7 +436,7 @@ def write_plot(report: Mapping[str, Any], path: str | Path) -> Path:
     if has_values("symbols"):
         panels.append(("symbols", "symbol hit@k: questions with gold symbols", "symbol hit@k (%)"))
     figure, axes = plt.subplots(1, len(panels), figsize=(6.5 * len(panels), 5))
-    styles = {"none": "-", "dictionary": "--", "llm": ":"}
+    styles = {"none": "-", "dictionary": "--", "llm": ":", "llm-free": "-."}
     for axis, (key, label, ylabel) in zip(axes, panels, strict=True):
         for name, curve in curves.items():
             values = [

@@ -73,10 +73,10 @@ __all__ = [
 ]
 
 Query = Literal["title", "full"]
-Rewrite = Literal["none", "dictionary", "llm"]
+Rewrite = Literal["none", "dictionary", "llm", "llm-free"]
 Retrieval = Literal["bm25", "embedding", "hybrid"]
 QUERIES: tuple[Query, ...] = ("title", "full")
-REWRITES: tuple[Rewrite, ...] = ("none", "dictionary", "llm")
+REWRITES: tuple[Rewrite, ...] = ("none", "dictionary", "llm", "llm-free")
 RETRIEVALS: tuple[Retrieval, ...] = ("bm25", "embedding", "hybrid")
 #: How many ranked files / functions a result line keeps (metrics need 10; the rest helps debugging).
 KEEP_RANKED = 20
@@ -494,7 +494,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="title,full (default: both for --swebench; title for --golden, whose items have one question)",
     )
-    run.add_argument("--rewrites", type=_split, default=["none", "dictionary"], help="none,dictionary,llm")
+    run.add_argument(
+        "--rewrites",
+        type=_split,
+        default=["none", "dictionary"],
+        help="none,dictionary,llm,llm-free (llm-free: the same model without the schema limit or the filter)",
+    )
     run.add_argument("--retrievals", type=_split, default=list(RETRIEVALS), help="bm25,embedding,hybrid")
     run.add_argument("--configs", type=_split, help="explicit query/rewrite/retrieval names (overrides the grid)")
     run.add_argument("--top-k", type=int, default=50)
