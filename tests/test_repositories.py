@@ -319,3 +319,66 @@ def test_ask_narrows_to_a_named_package_and_falls_back_when_that_finds_nothing(t
     nothing_named = search.ask("shared_helper", infer_filters=True)
     assert nothing_named.rewrite["inferred_filter"] is None
     assert [f["file_path"] for f in nothing_named.files] == [f["file_path"] for f in search.ask("shared_helper").files]
+
+
+# ---- refresh on push, per repository -------------------------------------------------------------------------------
+def test_signed_webhook_refreshes_only_the_named_repository(two_repos: tuple[CodeSearch, Path, Path]) -> None:
+    from haystack_integrations.components.code_alias.live import (
+        WebhookRefused,
+        handle_webhook,
+        read_status,
+        signature_of,
+        syncer_for,
+    )
+
+    search, alpha, beta = two_repos
+    before = read_repositories(search.index_dir)
+    (beta / "lib" / "mail.py").write_text(
+        'def send_digest(recipients):\n    """Send the weekly newsletter email."""\n    return recipients\n',
+        encoding="utf-8",
+    )
+    (alpha / "pkg" / "retry.py").write_text("def untouched_by_this_push():\n    return 1\n", encoding="utf-8")
+
+    def post(payload: dict[str, object]) -> dict[str, object]:
+        body = json.dumps(payload).encode()
+        headers = {"x-hub-signature-256": signature_of(body, b"s3cret")}
+        return handle_webhook(search.index_dir, headers, body, secret=b"s3cret", backend="embedded", lexical=True)
+
+    with pytest.raises(WebhookRefused) as unnamed:
+        post({"paths": ["lib/mail.py"]})
+    assert unnamed.value.status_code == 422
+    with pytest.raises(WebhookRefused) as unknown:
+        post({"repository": "someone/else", "paths": ["lib/mail.py"]})
+    assert unknown.value.status_code == 404
+    queued = post({"repository": {"full_name": "team/beta"}, "commits": [{"modified": ["lib/mail.py"]}]})
+    assert queued["repository"] == "team/beta"
+    assert syncer_for(search.index_dir).wait(int(queued["sync_id"]), timeout=120)  # type: ignore[call-overload]
+    assert read_status(search.index_dir)["state"] == "ok"
+    dictionary = current_dictionary(search.index_dir)
+    digest = dictionary.symbols_named("send_digest")
+    assert [e.repo for e in digest] == ["team/beta"]
+    assert dictionary.resolve_symbol("send_newsletter") == "send_digest"  # the old name stays as an alias
+    # alpha was not synced: its edit is not in the index yet, its record is as it was.
+    assert dictionary.symbols_named("untouched_by_this_push") == []
+    assert [e.repo for e in dictionary.symbols_named("retry_payment")] == ["alpha"]
+    after = read_repositories(search.index_dir)
+    assert after["alpha"] == before["alpha"]
+    assert after["team/beta"]["last_sync"] >= before["team/beta"]["last_sync"]
+
+
+def test_sync_of_an_index_of_several_refreshes_each(two_repos: tuple[CodeSearch, Path, Path]) -> None:
+    from haystack_integrations.components.code_alias.live import run_sync
+
+    search, alpha, beta = two_repos
+    (alpha / "pkg" / "new.py").write_text("def fresh_alpha():\n    return 1\n", encoding="utf-8")
+    (beta / "lib" / "new.py").write_text("def fresh_beta():\n    return 2\n", encoding="utf-8")
+    only_beta = run_sync(search.index_dir, repo="team/beta", lexical=True)
+    assert only_beta["state"] == "ok"
+    assert current_dictionary(search.index_dir).symbols_named("fresh_alpha") == []
+    every = run_sync(search.index_dir, lexical=True)
+    assert every["state"] == "ok", every["last_error"]
+    dictionary = current_dictionary(search.index_dir)
+    assert [e.repo for e in dictionary.symbols_named("fresh_alpha")] == ["alpha"]
+    assert [e.repo for e in dictionary.symbols_named("fresh_beta")] == ["team/beta"]
+    missing = run_sync(search.index_dir, repo="nobody", lexical=True)
+    assert missing["state"] == "failed" and "nobody" in str(missing["last_error"])

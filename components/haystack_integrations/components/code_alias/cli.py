@@ -138,6 +138,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     sync.add_argument("path", nargs="?", help="repository root (default: the one the index was built from)")
     sync.add_argument("--lock-timeout", type=float, metavar="S", help="give up after S seconds behind another writer")
+    sync.add_argument(
+        "--repo", metavar="NAME", help="the repository to refresh, in an index of several (default: all of them)"
+    )
     commands.add_parser("status", parents=[common], help="the index and its last sync (time, version, error)")
 
     bench = commands.add_parser("bench", help="run the evaluation harness (see `code-alias bench --help`)")
@@ -545,7 +548,7 @@ def _cmd_dict(args: argparse.Namespace) -> int:
 def _cmd_sync(args: argparse.Namespace) -> int:
     from .live import run_sync
 
-    record = run_sync(args.index_dir, args.path, backend=args.backend, lock_timeout=args.lock_timeout)
+    record = run_sync(args.index_dir, args.path, backend=args.backend, lock_timeout=args.lock_timeout, repo=args.repo)
     ok = record["state"] == "ok"
     text = (
         f"Synced {record['root']} in {record['last_seconds']} s: {record['files_changed']} files changed, "

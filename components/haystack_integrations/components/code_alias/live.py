@@ -425,13 +425,18 @@ class Syncer:
     _done: int = 0
     _running: bool = False
     _paths: list[str] = field(default_factory=list)
+    _repos: set[str | None] = field(default_factory=set)
     _thread: threading.Thread | None = None
 
-    def submit(self, request: PushRequest) -> dict[str, Any]:
-        """Queue a refresh; returns at once with its id (`status` shows `last_sync_id` >= it once done)."""
+    def submit(self, request: PushRequest, repo: str | None = None) -> dict[str, Any]:
+        """
+        Queue a refresh (of repository `repo` in an index of several; None: all); returns at once with its id
+        (`status` shows `last_sync_id` >= it once done).
+        """
         with self._condition:
             self._requested += 1
             self._paths.extend(request.paths)
+            self._repos.add(repo)
             ahead = 1 if self._running else 0
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._work, name="code-alias-sync", daemon=True)
@@ -451,17 +456,22 @@ class Syncer:
                     self._thread = None
                     return
                 target, paths, self._paths = self._requested, tuple(dict.fromkeys(self._paths)), []
+                # One sync per repository asked for since the last one; None (all of them) covers every name.
+                repos = [None] if None in self._repos else sorted(r for r in self._repos if r is not None)
+                self._repos = set()
                 self._running = True
             try:
-                run_sync(
-                    self.index_dir,
-                    backend=self.backend,
-                    lexical=self.lexical,
-                    trigger="webhook",
-                    paths=paths,
-                    sync_id=target,
-                    lock_timeout=self.lock_timeout,
-                )
+                for repo in repos:
+                    run_sync(
+                        self.index_dir,
+                        backend=self.backend,
+                        lexical=self.lexical,
+                        trigger="webhook",
+                        paths=paths,
+                        sync_id=target,
+                        lock_timeout=self.lock_timeout,
+                        repo=repo,
+                    )
             except Exception:  # run_sync records its own failures; this is a bug, kept out of the worker's way
                 logger.exception("code-alias: sync worker error")
             finally:
@@ -538,14 +548,48 @@ def handle_webhook(
     request = parse_push(payload, headers)
     if request.event == "ping":
         return {"accepted": False, "event": "ping", "detail": "pong: the secret matches"}
-    try:
-        root = indexed_root(index_dir)
-    except Exception as error:
-        raise WebhookRefused(404, f"no indexed repository to refresh: {_one_line(error)}") from error
-    if request.repository is not None:
-        names = repository_names(root)
-        if request.repository.lower() not in names and request.repository.split("/")[-1].lower() not in names:
-            raise WebhookRefused(404, f"this server indexes {sorted(names)[0]!r}, not {request.repository!r}")
-    queued = syncer_for(index_dir, backend=backend, lexical=lexical).submit(request)
+    records = read_repositories(index_dir)
+    if len(records) > 1:
+        target: str | None = webhook_repository(records, request.repository)
+        shown = str(target)
+    else:
+        target = None
+        try:
+            root = indexed_root(index_dir)
+        except Exception as error:
+            raise WebhookRefused(404, f"no indexed repository to refresh: {_one_line(error)}") from error
+        if request.repository is not None:
+            names = repository_names(root) | {name.lower() for name in records}
+            if request.repository.lower() not in names and request.repository.split("/")[-1].lower() not in names:
+                raise WebhookRefused(404, f"this server indexes {sorted(names)[0]!r}, not {request.repository!r}")
+        shown = root.name
+    queued = syncer_for(index_dir, backend=backend, lexical=lexical).submit(request, target)
     logger.info("code-alias: sync %s queued by %s (%s, %d paths)", queued["sync_id"], client, how, len(request.paths))
-    return {**queued, "event": request.event, "repository": root.name}
+    return {**queued, "event": request.event, "repository": shown}
+
+
+def webhook_repository(records: Mapping[str, Mapping[str, Any]], requested: str | None) -> str:
+    """
+    Which of an index's repositories a webhook request names: its name (any case), its last segment when that
+    is unique, or a name its folder's git remote answers to.
+
+    :raises WebhookRefused: 422 when the request names none (an index of several needs one); 404 when no
+        repository of the index matches.
+    """
+    if requested is None:
+        raise WebhookRefused(
+            422, 'this server indexes several repositories: name one ("repository": "owner/name" or a push payload)'
+        )
+    wanted = requested.lower()
+    for name in records:
+        if name.lower() == wanted:
+            return name
+    tail = wanted.split("/")[-1]
+    by_tail = [name for name in records if name.lower().split("/")[-1] == tail]
+    if len(by_tail) == 1:
+        return by_tail[0]
+    for name, record in sorted(records.items()):
+        root = Path(str(record.get("root") or ""))
+        if root.is_dir() and wanted in repository_names(root):
+            return name
+    raise WebhookRefused(404, f"this server indexes no repository {requested!r}")
