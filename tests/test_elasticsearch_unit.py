@@ -507,6 +507,25 @@ def test_sync_reads_elasticsearch_state_narrowly(fake_client: type[_FakeClient])
     assert client.searches[-1]["source_includes"] == ["file_path", "file_sha256", "file_chunk_count", "repo"]
 
 
+def test_sync_reads_one_repositorys_state(fake_client: type[_FakeClient]) -> None:
+    store = CodeElasticsearchDocumentStore(index="code")
+    client = store.client
+    assert isinstance(client, _FakeClient)
+
+    def hit(path: str, chunk_id: str, repo: str | None) -> dict[str, Any]:
+        source = {"file_path": path, "file_sha256": "h", "file_chunk_count": 1, **({"repo": repo} if repo else {})}
+        return {"_id": chunk_id, "_source": source, "sort": [path, chunk_id]}
+
+    client.pages = [
+        [hit("a.py", "1", "alpha"), hit("a.py", "2", "beta"), hit("b.py", "3", "beta")],
+        [hit("c.py", "4", None)],
+    ]
+    states = read_elasticsearch_states(store, page_size=3, repo="alpha")
+    # Another repository's same-named file is not alpha's; an untagged chunk (an index built before names) is.
+    assert sorted(states) == ["a.py", "c.py"]
+    assert states["a.py"].in_sync_with("h", "alpha") and not states["c.py"].in_sync_with("h", "alpha")
+
+
 # ---- the YAML pipelines ----------------------------------------------------------------------------------------
 PIPELINES = Path(__file__).resolve().parents[1] / "pipelines"
 EMBEDDED_WITH_TWIN = [name for name in EMBEDDED_PIPELINES if (PIPELINES / name).is_file()]
