@@ -6,6 +6,7 @@ A client of `CodeSearch` and the dictionary; it implements no retrieval of its o
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -178,6 +179,7 @@ def _cmd_index(args: argparse.Namespace) -> int:
     bar = _VectorBar()
 
     def answerable(stats: dict[str, Any]) -> None:
+        _lower_priority()  # the vector fill that follows yields the CPU to questions asked meanwhile
         vectors = stats.get("vectors") or {}
         if not args.json and vectors and vectors["embedded"] < vectors["total"]:
             print(
@@ -255,6 +257,12 @@ class _VectorBar:
             self._bar = None
 
 
+def _lower_priority() -> None:
+    """Run the rest of this process (a vector fill) at a lower CPU priority, so that questions go first."""
+    with contextlib.suppress(AttributeError, OSError):  # not on this platform, or not allowed: usual priority
+        os.nice(10)
+
+
 def _interrupted(search: Any) -> int:
     """After Ctrl-C during a vector fill: what is kept, and how to go on."""
     count = search.vectors()
@@ -285,6 +293,7 @@ def _cmd_embed(args: argparse.Namespace) -> int:
 
     search = CodeSearch(args.index_dir, backend=args.backend)
     bar = _VectorBar()
+    _lower_priority()
     try:
         result = search.fill_vectors(on_progress=bar.update)
     except KeyboardInterrupt:
