@@ -1,0 +1,132 @@
+"""Paired lifts of the LLM rewrite rows of a harness run: `llm` against `none`, `dictionary` and `llm-free`.
+
+    python benchmarks/llm_paired.py --out .bench-cache/results/sweqa-llm-lexical [--json benchmarks/results/x.json]
+
+Reads the run's `results.jsonl` (partial runs too: only instances every compared row has are paired) and prints,
+per query and retrieval: each row's n, file Acc@1/5, file hit@5, symbol hit@1/5, MRR, rewrite ms p50/p95, names
+proposed, dropped by the filter (`llm`) or invented and sent to retrieval (`llm-free`), fallbacks; then each
+comparison as delta (wins / losses, two-sided sign test p).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from haystack_integrations.components.code_alias.evaluation.metrics import mean, paired_comparison, percentile
+
+METRICS = ("acc@1", "acc@5", "hit@5", "sym_hit@1", "sym_hit@5", "mrr")
+COMPARISONS = (
+    ("llm", "none"),
+    ("llm", "dictionary"),
+    ("llm", "llm-free"),
+    ("llm-free", "none"),
+    ("dictionary", "none"),
+)
+
+
+def load(out: Path) -> list[dict[str, Any]]:
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    for line in (out / "results.jsonl").read_text(encoding="utf-8").splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        rows[(record["config"], record["id"])] = record  # a redone search replaces its twin
+    return list(rows.values())
+
+
+def row_summary(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    def metric(name: str) -> float | None:
+        values = [float(r["metrics"][name]) for r in records if name in r["metrics"]]
+        return round(100 * mean(values), 1) if values else None
+
+    live = [float(r["rewrite_ms"]) for r in records if r["rewrite"].startswith("llm") and not r.get("cache_hit")]
+    extra = [r.get("extra") or {} for r in records]
+    return {
+        "n": len(records),
+        **{name: metric(name) for name in METRICS},
+        "rewrite_ms_p50": round(percentile(live, 50)) if live else None,
+        "rewrite_ms_p95": round(percentile(live, 95)) if live else None,
+        "proposed": sum(int(e.get("proposed") or 0) for e in extra),
+        "dropped": sum(int(e.get("dropped") or 0) for e in extra),
+        "invented": sum(int(e.get("invented") or 0) for e in extra),
+        "fallbacks": sum(1 for e in extra if e.get("fallback")),
+    }
+
+
+def compare(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Per `query/retrieval`: row summaries and the paired comparisons, on the instances every row has."""
+    result: dict[str, Any] = {}
+    groups = sorted({(r["query"], r["retrieval"]) for r in records})
+    for query, retrieval in groups:
+        mine = [r for r in records if (r["query"], r["retrieval"]) == (query, retrieval)]
+        by_rewrite: dict[str, dict[str, dict[str, Any]]] = {}
+        for record in mine:
+            by_rewrite.setdefault(record["rewrite"], {})[record["id"]] = record
+        shared = set.intersection(*(set(rows) for rows in by_rewrite.values())) if by_rewrite else set()
+        entry: dict[str, Any] = {"paired_instances": len(shared), "rows": {}, "comparisons": {}}
+        for rewrite, rows in by_rewrite.items():
+            entry["rows"][rewrite] = row_summary([rows[i] for i in sorted(shared)])
+        for candidate, baseline in COMPARISONS:
+            if candidate not in by_rewrite or baseline not in by_rewrite:
+                continue
+            cells = {}
+            for name in METRICS:
+                base = {
+                    i: float(by_rewrite[baseline][i]["metrics"][name])
+                    for i in shared
+                    if name in by_rewrite[baseline][i]["metrics"]
+                }
+                cand = {
+                    i: float(by_rewrite[candidate][i]["metrics"][name])
+                    for i in shared
+                    if name in by_rewrite[candidate][i]["metrics"]
+                }
+                cells[name] = paired_comparison(base, cand, metric=name).to_dict()
+            entry["comparisons"][f"{candidate} vs {baseline}"] = cells
+        result[f"{query}/{retrieval}"] = entry
+    return result
+
+
+def render(result: dict[str, Any]) -> str:
+    lines: list[str] = []
+    for group, entry in result.items():
+        lines += [f"## {group} ({entry['paired_instances']} instances in every row)", ""]
+        head = ["rewrite", "n", *METRICS, "ms p50/p95", "proposed", "dropped", "invented", "fallbacks"]
+        lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for rewrite, row in entry["rows"].items():
+            ms = f"{row['rewrite_ms_p50']} / {row['rewrite_ms_p95']}" if row["rewrite_ms_p50"] is not None else "-"
+            cells = [rewrite, row["n"], *(row[m] for m in METRICS), ms, row["proposed"], row["dropped"]]
+            cells += [row["invented"], row["fallbacks"]]
+            lines.append("| " + " | ".join(str(c) for c in cells) + " |")
+        lines += ["", "| comparison | " + " | ".join(METRICS) + " |", "|" + "---|" * (len(METRICS) + 1)]
+        for name, cells in entry["comparisons"].items():
+            text = [
+                f"{100 * c['delta']:+.1f} ({c['wins']}/{c['losses']}, p {c['p_value']:.2f})" if c["n"] else "-"
+                for c in cells.values()
+            ]
+            lines.append(f"| {name} | " + " | ".join(text) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, required=True, help="the harness's output folder")
+    parser.add_argument("--json", type=Path, help="also write the comparison here")
+    args = parser.parse_args(argv)
+    result = compare(load(args.out))
+    print(render(result))
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
