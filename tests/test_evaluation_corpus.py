@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from haystack_integrations.components.code_alias.evaluation.corpus import (
+    Corpus,
     CorpusCache,
     CorpusError,
     CorpusResolver,
@@ -266,6 +267,19 @@ def test_coverage_and_prefetch(tmp_path: Path) -> None:
     assert report[3].corpus is None and "no such release" in (report[3].error or "")
     assert fake.calls == [("payments", "1.0"), ("payments", "0.9"), ("payments", "6.3")]
     assert coverage_of(_item("none", []), resolver.resolve("acme/payments", "1.0", None)).covered is False
+
+
+def test_a_gold_file_the_index_does_not_read_is_not_covered(tmp_path: Path) -> None:
+    root = tmp_path / "tree"
+    (root / "src").mkdir(parents=True)
+    for name in ("src/index.ts", "package.json", "CHANGELOG.md"):
+        (root / name).write_text("x\n", encoding="utf-8")
+    corpus = Corpus(key="git:acme@1", root=root, kind="git")
+    assert coverage_of(_item("code", ["src/index.ts"]), corpus).covered is True
+    manifest = coverage_of(_item("manifest", ["src/index.ts", "package.json"]), corpus)
+    assert manifest.covered is False and manifest.gold_files["package.json"] == "package.json"
+    assert "does not read" in (manifest.error or "") and "package.json" in (manifest.error or "")
+    assert coverage_of(_item("notes", ["CHANGELOG.md"]), corpus).covered is False
 
 
 class ScriptedPip(PipDownloader):

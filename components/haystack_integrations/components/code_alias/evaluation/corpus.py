@@ -682,13 +682,26 @@ class HasCorpusFields(Protocol):
 
 
 def coverage_of(item: HasCorpusFields, corpus: Corpus | None, error: str | None = None) -> InstanceCoverage:
-    """An item's coverage in a corpus: covered when every gold file maps onto a corpus file."""
+    """
+    An item's coverage in a corpus: covered when every gold file maps onto a corpus file that the index reads (a
+    source file of a language it parses). A gold `package.json` or `CHANGELOG.md` is in the tree but never in a
+    ranking, so such an instance would count as a miss that no retrieval could avoid.
+    """
+    from ..core.symbols import language_for_path
+
     if corpus is None:
         return InstanceCoverage(item.id, item.repo, None, False, {path: None for path in item.gold_files}, error)
     mapped = {path: corpus.map_path(path) for path in item.gold_files}
-    covered = bool(mapped) and all(value is not None for value in mapped.values())
     missing = [path for path, value in mapped.items() if value is None]
-    reason = None if covered else (f"gold files not in {corpus.key}: {', '.join(missing)}" if missing else "no gold")
+    unread = [path for path, value in mapped.items() if value is not None and language_for_path(value) is None]
+    covered = bool(mapped) and not missing and not unread
+    reason = None
+    if missing:
+        reason = f"gold files not in {corpus.key}: {', '.join(missing)}"
+    elif unread:
+        reason = f"gold files the index does not read (not source code): {', '.join(unread)}"
+    elif not mapped:
+        reason = "no gold"
     return InstanceCoverage(item.id, item.repo, corpus.key, covered, mapped, reason)
 
 
