@@ -124,15 +124,17 @@ def _documents(rows: list[dict[str, Any]]) -> list[Document]:
 
 def add_described(row: dict[str, Any]) -> dict[str, Any]:
     """
-    Lists recorded before hints had the "described" label get it here, by the same rule as `HintIndex.lookup`
-    ("all-words" in a question of at most `DESCRIBED_MAX_WORDS` words), so replays of old recordings fuse like today.
+    The "described" label by today's rule in `HintIndex.lookup` ("all-words" in a question of at most
+    `DESCRIBED_MAX_WORDS` words), so replays of lists recorded under an older rule (or
+    before the label) fuse like today.
     """
-    if len(row["question"].split()) > DESCRIBED_MAX_WORDS:
-        return row
+    short = len(row["question"].split()) <= DESCRIBED_MAX_WORDS
     for hint in row["hints"]:
-        reasons = hint.get("reasons") or []
-        if "all-words" in reasons and "described" not in reasons:
-            hint["reasons"] = [*reasons, "described"]
+        reasons = [r for r in hint.get("reasons") or [] if r != "described"]
+        kinds = {r.split(":", 1)[0] for r in reasons}
+        if short and "all-words" in kinds:
+            reasons.append("described")
+        hint["reasons"] = reasons
     return row
 
 
