@@ -18,9 +18,9 @@ def fingerprints(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     calls: list[str] = []
     real = store_cache.fingerprint
 
-    def counting(store: InMemoryDocumentStore) -> tuple[str, list[Document]]:
+    def counting(store: InMemoryDocumentStore, *, vectors: bool = False) -> tuple[str, list[Document]]:
         calls.append(store.index)
-        return real(store)
+        return real(store, vectors=vectors)
 
     monkeypatch.setattr(store_cache, "fingerprint", counting)
     return calls
@@ -71,3 +71,22 @@ def test_best_first_orders_filters_stops_and_keeps_ties_in_document_order() -> N
     assert [d.content for d, _ in best_first(docs, scores, top_k=10, positive_only=True)] == ["b", "a", "c"]
     py_only = {"field": "meta.lang", "operator": "==", "value": "py"}
     assert [(d.content, s) for d, s in best_first(docs, scores, top_k=2, filters=py_only)] == [("a", 0.5), ("c", 0.5)]
+
+
+def test_a_loaded_index_skips_haystacks_bm25_statistics_until_they_are_used(tmp_path: Path) -> None:
+    from haystack.components.retrievers.in_memory import InMemoryBM25Retriever
+    from haystack.document_stores.in_memory import document_store as memory
+
+    writer = CodeIndexDocumentStore(index_dir=str(tmp_path))
+    texts = ["def retry_with_backoff(): pass", "class SessionStore: pass", "def parse(text): pass", "x = 1", "y = 2"]
+    writer.write_documents([Document(content=text) for text in texts])
+    writer.persist()
+    writer.release()
+    reader = CodeIndexDocumentStore(index_dir=str(tmp_path))  # loads the saved file
+    assert reader.count_documents() == 5
+    assert memory._BM25_STATS_STORAGES[reader.index] == {}  # nothing tokenised on load
+    found = InMemoryBM25Retriever(document_store=reader).run(query="retry_with_backoff", top_k=1)["documents"]
+    assert [d.content for d in found] == ["def retry_with_backoff(): pass"]  # computed on first use
+    assert len(memory._BM25_STATS_STORAGES[reader.index]) == 5
+    reader.delete_documents([found[0].id])
+    assert reader.count_documents() == 4 and len(memory._BM25_STATS_STORAGES[reader.index]) == 4

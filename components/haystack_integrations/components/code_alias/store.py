@@ -51,6 +51,10 @@ _WRITER_NAMESPACE: contextvars.ContextVar[str | None] = contextvars.ContextVar("
 # A counter per shared index, bumped by every change, so that what is derived from the documents (BM25 index,
 # vector matrix, definition map) is checked in O(1) per query instead of by hashing every document id.
 _GENERATIONS: dict[str, int] = {}
+# Indexes loaded without Haystack's own BM25 statistics: our retriever keeps its own index (`bm25.py`), and
+# tokenising every chunk for statistics nobody reads was a third of a cold `ask`. `bm25_retrieval` computes them
+# on first use, so an `InMemoryBM25Retriever` on this store still works.
+_STATS_PENDING: set[str] = set()
 
 
 class IndexNotFoundError(FileNotFoundError):
@@ -145,17 +149,42 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
         Replace the shared documents in one step, so a request running in another thread sees the old index or
         the new one, never an empty or half-written one (a plain delete-all + write would expose both).
         """
-        staging = InMemoryDocumentStore(index=f"{self.index}:staging:{id(documents)}")
-        staging.write_documents(documents)
-        storages: tuple[dict[str, Any], ...] = (
-            _memory._STORAGES,
-            _memory._BM25_STATS_STORAGES,
-            _memory._AVERAGE_DOC_LEN_STORAGES,
-            _memory._FREQ_VOCAB_FOR_IDF_STORAGES,
-        )
-        for storage in storages:
-            storage[self.index] = storage.pop(staging.index)
+        storage: dict[str, Document] = {}
+        for document in documents:
+            if document.id in storage:
+                hint = rebuild_hint(self._folder)
+                raise IndexDamagedError(f"{self.documents_path}: chunk id {document.id} twice; {hint}")
+            storage[document.id] = document
+        _memory._STORAGES[self.index] = storage
+        _memory._BM25_STATS_STORAGES[self.index] = {}
+        _memory._AVERAGE_DOC_LEN_STORAGES[self.index] = 0.0
+        _memory._FREQ_VOCAB_FOR_IDF_STORAGES[self.index] = Counter()
+        _STATS_PENDING.add(self.index)
         self._changed()
+
+    def _ensure_bm25_statistics(self) -> None:
+        """Haystack's BM25 statistics of the loaded documents, computed the first time they are needed."""
+        with _LOAD_LOCK:
+            if self.index not in _STATS_PENDING:
+                return
+            staging = InMemoryDocumentStore(index=f"{self.index}:stats:{id(self)}")
+            staging.write_documents(list(_memory._STORAGES.get(self.index, {}).values()))
+            storages: tuple[dict[str, Any], ...] = (
+                _memory._BM25_STATS_STORAGES,
+                _memory._AVERAGE_DOC_LEN_STORAGES,
+                _memory._FREQ_VOCAB_FOR_IDF_STORAGES,
+            )
+            for storage in storages:
+                storage[self.index] = storage.pop(staging.index)
+            _memory._STORAGES.pop(staging.index, None)
+            _STATS_PENDING.discard(self.index)
+
+    def bm25_retrieval(
+        self, query: str, filters: dict[str, Any] | None = None, top_k: int = 10, scale_score: bool = False
+    ) -> list[Document]:
+        """Haystack's in-memory BM25 (see `InMemoryDocumentStore.bm25_retrieval`); our pipelines use `bm25.py`."""
+        self._ensure_bm25_statistics()
+        return super().bm25_retrieval(query, filters=filters, top_k=top_k, scale_score=scale_score)
 
     @property
     def generation(self) -> int:
@@ -236,6 +265,7 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
             _memory._AVERAGE_DOC_LEN_STORAGES[self.index] = 0.0
             _memory._FREQ_VOCAB_FOR_IDF_STORAGES[self.index] = Counter()
             _LOADED.pop(self.index, None)
+            _STATS_PENDING.discard(self.index)
             _SAVED_GENERATION.pop(self.index, None)
             self._changed()
 
@@ -250,6 +280,7 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
             ):
                 storage.pop(self.index, None)
             _LOADED.pop(self.index, None)
+            _STATS_PENDING.discard(self.index)
             _SAVED_GENERATION.pop(self.index, None)
             _GENERATIONS.pop(self.index, None)
 
