@@ -355,7 +355,7 @@ def render_markdown(report: Mapping[str, Any], *, title: str = "Benchmark") -> s
         lines += ["Command:", "", "```", str(run["command"]), "```", ""]
     lines.append(
         f"Coverage: {coverage.get('covered', 0)} of {coverage.get('instances', 0)} instances have all their gold "
-        "files in the corpus; metrics are over those."
+        "files in the corpus, as files the index reads (source code); metrics are over those."
     )
     overall = report.get("overall", {})
     symbol_counts = sorted({summary["n_symbols"] for summary in overall.values() if summary.get("n_symbols")})
