@@ -25,6 +25,7 @@ from haystack_integrations.components.embedders.sentence_transformers import (
     SentenceTransformersTextEmbedder,
 )
 
+from .embedding_text import summary_text
 from .paths import EMBEDDING_CACHE_DIR, EMBEDDING_CACHE_ENV, resolve_index_dir
 from .progress import progress_bar, quiet_model_loading
 
@@ -36,6 +37,8 @@ CHECKPOINT_BATCHES = 1
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 _PACKAGED_MODELS = {"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"}
 DEFAULT_META_FIELDS = ["file_path", "qualified_name"]
+#: What the model reads for a chunk: the whole code after the meta fields, or `embedding_text.summary_text`.
+TEXT_MODES = ("chunk", "summary")
 
 
 def resolve_model(model: str) -> tuple[str, bool]:
@@ -177,6 +180,8 @@ class CodeDocumentEmbedder:
     :param batch_size: Chunks per forward pass.
     :param meta_fields_to_embed: Meta fields written before the code (path and qualified name help).
     :param max_seq_length: Tokens read per chunk.
+    :param text: What the model reads: "chunk" (the meta fields, then the code) or "summary" (path, qualified
+        name, signature, docstring and identifier words: `embedding_text.summary_text`, far fewer tokens).
     :param cache_dir: Folder of the vector cache; None = `$CODE_ALIAS_EMBEDDING_CACHE` or
         `<index dir>/embedding-cache`; "" disables it.
     :param progress_bar: Show a progress bar.
@@ -189,10 +194,14 @@ class CodeDocumentEmbedder:
         batch_size: int = 32,
         meta_fields_to_embed: list[str] | None = None,
         max_seq_length: int = 256,
+        text: str = "chunk",
         cache_dir: str | None = None,
         progress_bar: bool = True,
     ) -> None:
+        if text not in TEXT_MODES:
+            raise ValueError(f"CodeDocumentEmbedder: text must be one of {TEXT_MODES}, got {text!r}")
         self.model = model
+        self.text = text
         self.batch_size = batch_size
         self.meta_fields_to_embed = (
             list(meta_fields_to_embed) if meta_fields_to_embed is not None else list(DEFAULT_META_FIELDS)
@@ -213,7 +222,8 @@ class CodeDocumentEmbedder:
         embedder = SentenceTransformersDocumentEmbedder(
             model=path,
             batch_size=self.batch_size,
-            meta_fields_to_embed=self.meta_fields_to_embed,
+            # A summary is composed here (`text_to_embed`) and handed over as the content alone.
+            meta_fields_to_embed=self.meta_fields_to_embed if self.text == "chunk" else [],
             local_files_only=local,
             progress_bar=False,  # `run` shows one bar over all its batches
             tokenizer_kwargs={"model_max_length": self.max_seq_length},
@@ -227,13 +237,19 @@ class CodeDocumentEmbedder:
             self._cache = EmbeddingCache(folder / "vectors.sqlite")
 
     def cache_key(self, document: Document) -> str:
-        """The content hash a chunk's vector is cached under (model, sequence length, embedded fields, code)."""
+        """
+        The content hash a chunk's vector is cached under (model, sequence length, text mode, embedded fields,
+        code); the default "chunk" mode keeps the keys it had before the mode existed.
+        """
         fields = [str(document.meta.get(f) or "") for f in self.meta_fields_to_embed]
-        blob = "\x1f".join([self.model, str(self.max_seq_length), *fields, document.content or ""])
+        mode = [] if self.text == "chunk" else [f"text={self.text}"]
+        blob = "\x1f".join([self.model, str(self.max_seq_length), *mode, *fields, document.content or ""])
         return hashlib.sha1(blob.encode("utf-8", "surrogatepass")).hexdigest()
 
     def text_to_embed(self, document: Document) -> str:
-        """The exact text the model reads for a chunk (the wrapped Haystack embedder's own rule)."""
+        """The exact text the model reads for a chunk (in "chunk" mode, the wrapped Haystack embedder's own rule)."""
+        if self.text == "summary":
+            return summary_text(document.content or "", document.meta)
         values = [str(document.meta[f]) for f in self.meta_fields_to_embed if document.meta.get(f) is not None]
         return "\n".join([*values, document.content or ""])
 
@@ -260,9 +276,7 @@ class CodeDocumentEmbedder:
         with bar as progress:
             for start in range(0, len(order), step):
                 part = order[start : start + step]
-                embedded = self._embedder.run(
-                    documents=[Document(content=todo[k].content, meta=todo[k].meta) for k in part]
-                )
+                embedded = self._embedder.run(documents=[self._model_input(todo[k]) for k in part])
                 fresh = {k: e.embedding for k, e in zip(part, embedded["documents"], strict=True) if e.embedding}
                 if self._cache is not None:
                     self._cache.put_many(fresh)
@@ -273,6 +287,11 @@ class CodeDocumentEmbedder:
             for d, k in zip(documents, keys, strict=True)
         ]
         return {"documents": out, "meta": {"cache_hits": len(documents) - missing, "embedded": len(order)}}
+
+    def _model_input(self, document: Document) -> Document:
+        if self.text == "summary":
+            return Document(content=self.text_to_embed(document))
+        return Document(content=document.content, meta=document.meta)
 
     @component.output_types(documents=list[Document], meta=dict[str, Any])
     async def run_async(self, documents: list[Document]) -> dict[str, Any]:
@@ -285,6 +304,7 @@ class CodeDocumentEmbedder:
             batch_size=self.batch_size,
             meta_fields_to_embed=self.meta_fields_to_embed,
             max_seq_length=self.max_seq_length,
+            text=self.text,
             cache_dir=self.cache_dir,
             progress_bar=self.progress_bar,
         )
