@@ -207,19 +207,32 @@ def make_searcher(args: argparse.Namespace) -> VariantSearcher:
 METRICS = {"acc@1": "file Acc@1", "acc@5": "file Acc@5", "sym_hit@5": "symbol hit@5"}
 
 
-def _records(out: Path) -> dict[tuple[str, str], dict[str, float]]:
+def _records(out: Path) -> tuple[dict[tuple[str, str], dict[str, float]], dict[str, str]]:
+    """The hybrid rows' metrics by (config, id), and each id's repository."""
     rows: dict[tuple[str, str], dict[str, float]] = {}
+    repos: dict[str, str] = {}
     for line in (out / "results.jsonl").read_text(encoding="utf-8").splitlines():
         if line.strip():
             record = json.loads(line)
             if record["retrieval"] == "hybrid":
                 rows[(record["config"], record["id"])] = record["metrics"]
-    return rows
+                repos[record["id"]] = record.get("repo") or ""
+    return rows, repos
+
+
+def _means(rows: dict[tuple[str, str], dict[str, float]], config: str, ids: list[str]) -> dict[str, Any]:
+    entry: dict[str, Any] = {"n": len(ids)}
+    for metric in METRICS:
+        values = [rows[(config, i)][metric] for i in ids if metric in rows[(config, i)]]
+        entry[metric] = round(100 * statistics.fmean(values), 1) if values else None
+        entry[f"n_{metric}"] = len(values)
+    return entry
 
 
 def summarize(args: argparse.Namespace) -> dict[str, Any]:
     runs = dict(item.split("=", 1) for item in args.runs)
-    records = {variant: _records(Path(out)) for variant, out in runs.items()}
+    loaded = {variant: _records(Path(out)) for variant, out in runs.items()}
+    records = {variant: rows for variant, (rows, _) in loaded.items()}
     base_variant = next(iter(runs))
     base = records[base_variant]
     table: dict[str, Any] = {}
@@ -228,11 +241,13 @@ def summarize(args: argparse.Namespace) -> dict[str, Any]:
         per_config: dict[str, Any] = {}
         for config in sorted({c for c, _ in rows}):
             ids = sorted(i for c, i in rows if c == config)
-            entry: dict[str, Any] = {"n": len(ids)}
+            entry = _means(rows, config, ids)
+            repos = loaded[variant][1]
+            entry["per_repo"] = {
+                repo: _means(rows, config, [i for i in ids if repos[i] == repo])
+                for repo in sorted({repos[i] for i in ids})
+            }
             for metric in METRICS:
-                values = [rows[(config, i)][metric] for i in ids if metric in rows[(config, i)]]
-                entry[metric] = round(100 * statistics.fmean(values), 1) if values else None
-                entry[f"n_{metric}"] = len(values)
                 paired = [
                     (rows[(config, i)][metric], base[(config, i)][metric])
                     for i in ids
@@ -241,7 +256,8 @@ def summarize(args: argparse.Namespace) -> dict[str, Any]:
                 if variant != base_variant and paired:
                     entry[f"{metric}_wins_losses"] = [sum(a > b for a, b in paired), sum(a < b for a, b in paired)]
             per_config[config] = entry
-        table[variant] = {"out": runs[variant], "timings_s": run_info.get("timings_s"), "configs": per_config}
+        # run.json describes the folder's last (possibly resumed) run only.
+        table[variant] = {"out": runs[variant], "last_run": run_info, "configs": per_config}
     result: dict[str, Any] = {"load": load(), "baseline": base_variant, "quality": table}
     if args.speed and args.speed.is_file():
         result["speed"] = json.loads(args.speed.read_text(encoding="utf-8"))
