@@ -330,3 +330,15 @@ def test_symbol_evidence_is_shared_not_copied_and_fuses_like_hints() -> None:
     by_hints = RankFusion().run(bm25_documents=BM25, definition_documents=GUESS, hints=hints)["documents"]
     by_evidence = RankFusion().run(bm25_documents=BM25, definition_documents=GUESS, symbol_evidence=evidence)
     assert [d.id for d in by_hints] == [d.id for d in by_evidence["documents"]] == ["c1", "a1", "b1"]
+
+
+def test_symbols_of_several_repositories_keep_their_repository() -> None:
+    first, second = _doc("a1", "src/util.py", "util.helper"), _doc("b1", "src/util.py", "util.helper")
+    first.meta["repo"], second.meta["repo"] = "acme/payments", "acme/web"
+    ranked = rank_symbols([first, second, _doc("c1", "c.py", "c.other")])
+    assert [(s.get("repo"), s["qualified_name"]) for s in ranked] == [
+        ("acme/payments", "util.helper"),
+        ("acme/web", "util.helper"),  # the same path and name in another repository is another symbol
+        (None, "c.other"),
+    ]
+    assert "repo" not in ranked[2]  # a one-repository index answers as before

@@ -6,7 +6,7 @@ import re
 from typing import Any, Literal
 
 from haystack import Document, component, default_from_dict, default_to_dict
-from typing_extensions import TypedDict  # pydantic (Hayhooks' schemas) needs this one before Python 3.12
+from typing_extensions import NotRequired, TypedDict  # pydantic (Hayhooks' schemas) needs this one before 3.12
 
 from .core.testfiles import is_test_file
 
@@ -56,6 +56,7 @@ class RankedSymbol(TypedDict):
     package: str | None
     score: float | None
     why: list[str]
+    repo: NotRequired[str]  # in an index of several repositories: the one the definition is in
 
 
 def why_ranked(document: Document) -> list[str]:
@@ -107,20 +108,21 @@ def rank_symbols(
     ranked: list[RankedSymbol] = []
     for rank, document in enumerate(code + tests, 1):
         meta = document.meta
-        ranked.append(
-            {
-                "rank": rank,
-                "qualified_name": str(meta.get("qualified_name") or meta.get("symbol")),
-                "symbol": meta.get("symbol"),
-                "kind": meta.get("kind"),
-                "file_path": str(meta["file_path"]),
-                "start_line": meta.get("start_line"),
-                "end_line": meta.get("end_line"),
-                "package": meta.get("package"),
-                "score": document.score,
-                "why": why_ranked(document),
-            }
-        )
+        symbol: RankedSymbol = {
+            "rank": rank,
+            "qualified_name": str(meta.get("qualified_name") or meta.get("symbol")),
+            "symbol": meta.get("symbol"),
+            "kind": meta.get("kind"),
+            "file_path": str(meta["file_path"]),
+            "start_line": meta.get("start_line"),
+            "end_line": meta.get("end_line"),
+            "package": meta.get("package"),
+            "score": document.score,
+            "why": why_ranked(document),
+        }
+        if meta.get("repo") is not None:
+            symbol["repo"] = str(meta["repo"])
+        ranked.append(symbol)
     return ranked[:top_k] if top_k else ranked
 
 
