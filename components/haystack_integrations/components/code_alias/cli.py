@@ -348,7 +348,10 @@ def _cmd_ask(args: argparse.Namespace) -> int:
         raise ValueError("--lexical answers with BM25 and the dictionary rewrite; drop --llm/--gguf/--openai-base-url")
     if args.gguf and args.openai_base_url:
         raise ValueError("give --gguf or --openai-base-url, not both")
-    payload = _ask_server(args, llm=llm) if args.server else _ask_here(args, llm=llm)
+    if args.server:
+        payload = _ask_server(args, llm=llm)
+    else:
+        payload = _ask_discovered_server(args, llm=llm) or _ask_here(args, llm=llm)
     # `rank` is the place in this answer, as printed: the ranker's own field is its best chunk's place before
     # test files were moved down.
     for key in ("files", "symbols"):
@@ -388,6 +391,29 @@ def _ask_here(args: argparse.Namespace, *, llm: bool) -> dict[str, Any]:
     return payload
 
 
+class ServerUnreachableError(RuntimeError):
+    """No code-alias server answered at the given address."""
+
+
+def _ask_discovered_server(args: argparse.Namespace, *, llm: bool) -> dict[str, Any] | None:
+    """
+    A running `code-alias serve` of the same index answers in milliseconds what this process would need seconds of
+    imports and loading for (`server_discovery`); None when there is none, the question needs this process
+    (`--lexical`, `--no-rewrite`, an LLM, another backend), or the server does not answer.
+    """
+    if llm or args.lexical or args.no_rewrite or args.backend != "embedded":
+        return None
+    from .server_discovery import discover
+
+    url = discover(args.index_dir)
+    if url is None:
+        return None
+    try:
+        return _ask_server(argparse.Namespace(**{**vars(args), "server": url, "server_timeout": 10.0}), llm=False)
+    except ServerUnreachableError:
+        return None
+
+
 def _ask_server(args: argparse.Namespace, *, llm: bool) -> dict[str, Any]:
     """
     Answer through a running `code-alias serve` (its index, its loaded model): no import of the pipelines here,
@@ -420,7 +446,7 @@ def _ask_server(args: argparse.Namespace, *, llm: bool) -> dict[str, Any]:
         raise RuntimeError(f"the code-alias server at {args.server} answered {error.code}: {with_detail}") from error
     except (urllib.error.URLError, OSError) as error:
         reason = getattr(error, "reason", error)
-        raise RuntimeError(
+        raise ServerUnreachableError(
             f"no code-alias server answers at {args.server} ({reason}); start one with `code-alias serve` "
             f"or ask without --server"
         ) from error

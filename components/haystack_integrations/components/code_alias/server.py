@@ -37,6 +37,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from haystack_integrations.components.code_alias.server_discovery import announce, local_url
 from haystack_integrations.components.code_alias.serving import ServiceSettings, get_service, hide_paths
 
 logger = logging.getLogger(__name__)
@@ -543,5 +544,8 @@ def serve_from_cli(
     chosen_backend = backend if backend != "embedded" else service.backend
     service = replace(service, index_dir=Path(index_dir).expanduser().resolve(), backend=chosen_backend)  # type: ignore[arg-type]
     settings = ServerSettings.from_env(host=host, port=port, mcp=mcp or None, allow_remote=allow_remote or None)
-    serve(settings, service)
+    # `code-alias ask` on the same index answers through this server while it runs (server_discovery).
+    url = local_url(settings.host, settings.port)
+    with announce(service.index_dir, url, token_required=bool(settings.token)):
+        serve(settings, service)
     return 0
