@@ -168,5 +168,6 @@ def test_a_real_code_alias_serve_is_found_by_code_alias_ask(tmp_path: Path) -> N
         answered = subprocess.run(ask, env=env, capture_output=True, text=True, timeout=120, check=True)
         assert f"answered by the code-alias server at http://127.0.0.1:{port}" in answered.stdout
         assert "withStripeBackoff" in answered.stdout
+    assert not list((tmp_path / "cache" / "servers").glob("*.json"))  # taken back on a plain SIGTERM
     alone = subprocess.run(ask, env=env, capture_output=True, text=True, timeout=120, check=True)
     assert "answered by the code-alias server" not in alone.stdout and "withStripeBackoff" in alone.stdout

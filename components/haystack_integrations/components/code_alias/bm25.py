@@ -25,7 +25,7 @@ from haystack import Document, component, default_from_dict, default_to_dict
 from haystack.document_stores.in_memory import InMemoryDocumentStore
 
 from .core.identifiers import code_tokenize, split_identifier
-from .index_files import user_cache_dir
+from .paths import user_cache_dir
 from .store_cache import PerStoreCache, best_first
 
 
@@ -50,7 +50,7 @@ logger = logging.getLogger(__name__)
 
 
 def bm25_cache_dir() -> Path:
-    """Where saved BM25 indexes live: `<user cache dir>/bm25` (see `index_files.user_cache_dir`)."""
+    """Where saved BM25 indexes live: `<user cache dir>/bm25` (see `paths.user_cache_dir`)."""
     return user_cache_dir() / "bm25"
 
 

@@ -44,7 +44,6 @@ MANIFEST_FILE = "manifest.json"
 MANIFEST_FORMAT = 1
 LOCK_FILE = "index.lock"
 HOLDER_FILE = "index.lock.json"
-CACHE_DIR_ENV = "CODE_ALIAS_CACHE_DIR"
 Kind = Literal["dictionary", "documents"]
 LEGACY_NAMES: dict[str, str] = {"dictionary": DICTIONARY_FILE, "documents": DOCUMENTS_FILE}
 _PATTERNS: dict[str, tuple[str, str]] = {"dictionary": ("dictionary-", ".json"), "documents": ("documents-", ".npz")}
@@ -63,19 +62,6 @@ class IndexLockedError(TimeoutError):
 
 def rebuild_hint(folder: Path) -> str:
     return f"rebuild it with `code-alias index PATH --index-dir {folder}`"
-
-
-def user_cache_dir() -> Path:
-    """Where query-time caches live: `$CODE_ALIAS_CACHE_DIR`, else the platform's user cache folder."""
-    chosen = os.environ.get(CACHE_DIR_ENV)
-    if chosen:
-        return Path(chosen).expanduser()
-    try:
-        import platformdirs
-    except ImportError:  # pragma: no cover - platformdirs ships with the development tools
-        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-        return Path(base) / "code-alias"
-    return Path(platformdirs.user_cache_dir("code-alias", appauthor=False))
 
 
 # ---- the manifest ------------------------------------------------------------------------------------------

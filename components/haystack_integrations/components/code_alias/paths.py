@@ -12,6 +12,8 @@ DOCUMENTS_FILE = "documents.npz"
 EMBEDDING_CACHE_DIR = "embedding-cache"
 # One vector cache for many indexes (e.g. every version of a project in a benchmark).
 EMBEDDING_CACHE_ENV = "CODE_ALIAS_EMBEDDING_CACHE"
+# Query-time caches (BM25 indexes, server announcements) outside any index folder.
+CACHE_DIR_ENV = "CODE_ALIAS_CACHE_DIR"
 
 
 def resolve_index_dir(index_dir: str | os.PathLike[str] | None = None) -> Path:
@@ -23,3 +25,16 @@ def resolve_index_dir(index_dir: str | os.PathLike[str] | None = None) -> Path:
     """
     chosen = index_dir or os.environ.get(INDEX_DIR_ENV) or DEFAULT_INDEX_DIR
     return Path(chosen).expanduser()
+
+
+def user_cache_dir() -> Path:
+    """Where query-time caches live: `$CODE_ALIAS_CACHE_DIR`, else the platform's user cache folder."""
+    chosen = os.environ.get(CACHE_DIR_ENV)
+    if chosen:
+        return Path(chosen).expanduser()
+    try:
+        import platformdirs
+    except ImportError:  # pragma: no cover - platformdirs ships with the development tools
+        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        return Path(base) / "code-alias"
+    return Path(platformdirs.user_cache_dir("code-alias", appauthor=False))

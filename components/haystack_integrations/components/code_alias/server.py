@@ -30,6 +30,8 @@ import ipaddress
 import json
 import logging
 import os
+import signal
+import sys
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field, replace
@@ -546,6 +548,9 @@ def serve_from_cli(
     settings = ServerSettings.from_env(host=host, port=port, mcp=mcp or None, allow_remote=allow_remote or None)
     # `code-alias ask` on the same index answers through this server while it runs (server_discovery).
     url = local_url(settings.host, settings.port)
+    # uvicorn shuts down gracefully on SIGTERM and then re-raises it to the handler it found: make that handler
+    # an exit, so the announcement is taken back (a stale one is ignored anyway: its process is gone).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     with announce(service.index_dir, url, token_required=bool(settings.token)):
         serve(settings, service)
     return 0

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from .index_files import user_cache_dir
+from .paths import user_cache_dir
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 TOKEN_ENV = "CODE_ALIAS_API_TOKEN"
