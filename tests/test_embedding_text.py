@@ -16,7 +16,6 @@ from haystack_integrations.components.code_alias.embedding_text import (
     docstring,
     identifier_words,
     signature,
-    split_identifier,
     summary_text,
 )
 
@@ -40,13 +39,6 @@ export async function withStripeBackoff(fn: () => Promise<void>, maxTries = 5) {
   return retryLater(fn, delayMs);
 }
 """
-
-
-def test_split_identifier_handles_snake_camel_and_acronyms() -> None:
-    assert split_identifier("fetchUserById") == ["fetch", "user", "by", "id"]
-    assert split_identifier("fetch_user_by_id") == ["fetch", "user", "by", "id"]
-    assert split_identifier("HTTPError_code") == ["http", "error", "code"]
-    assert split_identifier("parseHTTPResponse2") == ["parse", "http", "response", "2"]
 
 
 def test_signature_spans_lines_and_skips_decorators() -> None:

@@ -14,6 +14,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from .core.identifiers import split_identifier
+
 # Words that say nothing about what a chunk does (keywords of the languages the splitter reads, and a few
 # ubiquitous names).
 _STOP_WORDS = frozenset(
@@ -27,7 +29,6 @@ _STOP_WORDS = frozenset(
     }
 )  # fmt: skip
 _IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
-_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _PY_DOCSTRING = re.compile(r"(?s)[rRbBuU]?(\"\"\"|''')(.*?)\1")
 _BLOCK_COMMENT = re.compile(r"(?s)/\*\*?(.*?)\*/")
 _DEFINITION = re.compile(
@@ -35,16 +36,6 @@ _DEFINITION = re.compile(
 )
 _SIGNATURE_LINES = 6
 _DOCSTRING_CHARS = 400
-
-
-def split_identifier(name: str) -> list[str]:
-    """
-    The lower-case words of an identifier: `fetchUserById` -> fetch user by id; `HTTPError_code` -> http error code.
-    """
-    words: list[str] = []
-    for part in name.replace("$", "_").split("_"):
-        words.extend(w.lower() for w in _CAMEL.findall(part))
-    return words
 
 
 def signature(content: str) -> str:
