@@ -48,13 +48,8 @@ def remote_repo_name(url: str) -> str | None:
     return name if REPO_NAME.fullmatch(name) else None
 
 
-def default_repo_name(root: str | Path) -> str:
-    """
-    The name a repository gets when none is given: its git remote's `owner/name` (origin), else its folder name.
-
-    :param root: The repository folder.
-    """
-    folder = Path(root).resolve()
+def origin_url(folder: str | Path) -> str:
+    """The URL of a git checkout's `origin` remote; "" when there is none (or no git, or no checkout)."""
     try:
         completed = subprocess.run(
             ["git", "-C", str(folder), "config", "--get", "remote.origin.url"],
@@ -63,9 +58,19 @@ def default_repo_name(root: str | Path) -> str:
             timeout=5,
             check=False,
         )
-        remote = remote_repo_name(completed.stdout) if completed.returncode == 0 else None
     except (OSError, subprocess.SubprocessError):
-        remote = None
+        return ""
+    return completed.stdout.strip() if completed.returncode == 0 else ""
+
+
+def default_repo_name(root: str | Path) -> str:
+    """
+    The name a repository gets when none is given: its git remote's `owner/name` (origin), else its folder name.
+
+    :param root: The repository folder.
+    """
+    folder = Path(root).resolve()
+    remote = remote_repo_name(origin_url(folder))
     if remote is not None:
         return remote
     cleaned = re.sub(r"[^A-Za-z0-9._+@-]+", "-", folder.name).lstrip("._+@-")
