@@ -28,7 +28,6 @@ import hmac
 import json
 import logging
 import os
-import subprocess
 import threading
 import time
 from collections.abc import Mapping
@@ -39,6 +38,8 @@ from typing import Any
 from typing_extensions import TypedDict
 
 from .core.model import atomic_write_bytes
+from .core.processes import process_alive
+from .core.repositories import origin_url
 from .index_files import current_manifest
 from .repositories import read_repositories
 
@@ -203,16 +204,7 @@ def _checked_paths(paths: list[Any]) -> tuple[str, ...]:
 def repository_names(root: Path) -> set[str]:
     """The names a request may give for the repository at `root`: the folder's name and git's `owner/name`."""
     names = {root.name.lower()}
-    try:
-        url = subprocess.run(
-            ["git", "-C", str(root), "config", "--get", "remote.origin.url"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=False,
-        ).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        url = ""
+    url = origin_url(root)
     if url:
         tail = url.rstrip("/").removesuffix(".git").replace(":", "/").split("/")
         if len(tail) >= 2:
@@ -264,22 +256,10 @@ def read_status(index_dir: Path) -> SyncStatus:
     merged = {**empty, **{k: v for k, v in recorded.items() if k in empty and k != "repositories"}}
     merged["dictionary_version"] = empty["dictionary_version"] or merged["dictionary_version"]
     merged["documents"] = empty["documents"] if empty["documents"] is not None else merged["documents"]
-    if merged["state"] == "running" and not _alive(merged["pid"]):
+    if merged["state"] == "running" and not process_alive(merged["pid"]):
         merged["state"] = "failed"
         merged["last_error"] = f"interrupted: process {merged['pid']} ended during the sync; the previous build serves"
     return merged  # type: ignore[return-value]
-
-
-def _alive(pid: Any) -> bool:
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # it exists, owned by someone else
-        return True
-    return True
 
 
 def _write_status(index_dir: Path, status: Mapping[str, Any]) -> None:

@@ -18,9 +18,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from .core.processes import process_alive
 from .paths import user_cache_dir
 
-LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
+#: The names of this machine's loopback, as a `Host` header or a URL may write them.
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1", "[::1]")
 TOKEN_ENV = "CODE_ALIAS_API_TOKEN"
 
 
@@ -79,14 +81,8 @@ def discover(index_dir: str | os.PathLike[str]) -> str | None:
     except (OSError, ValueError, KeyError, TypeError):
         return None
     parts = urlsplit(url)
-    if parts.scheme != "http" or (parts.hostname or "") not in LOOPBACK_HOSTS | {"::1"}:
+    if parts.scheme != "http" or (parts.hostname or "") not in LOOPBACK_NAMES:
         return None
     if token_required and not os.environ.get(TOKEN_ENV):
         return None
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return None
-    except PermissionError:
-        pass  # alive, another user's: the request decides
-    return url
+    return url if process_alive(pid) else None

@@ -34,6 +34,7 @@ from haystack import Document
 
 from . import index_files
 from .core.model import atomic_write_bytes
+from .core.processes import process_alive
 from .core.testfiles import is_test_file
 
 logger = logging.getLogger(__name__)
@@ -150,7 +151,7 @@ def read_fill_status(folder: Path) -> dict[str, Any] | None:
         return None
     if not isinstance(record, dict):
         return None
-    if record.get("state") == "running" and not _alive(record.get("pid")):
+    if record.get("state") == "running" and not process_alive(record.get("pid")):
         record["state"] = "interrupted"
     return record
 
@@ -160,18 +161,6 @@ def _write_fill_status(folder: Path, record: dict[str, Any]) -> None:
         atomic_write_bytes(folder / STATUS_FILE, json.dumps(record, indent=1).encode("utf-8"))
     except OSError as error:  # the vectors are what matters; say why the record is stale
         logger.warning("code-alias: could not record the vector fill in %s: %s", folder / STATUS_FILE, error)
-
-
-def _alive(pid: Any) -> bool:
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # exists, owned by someone else
-        return True
-    return True
 
 
 def vector_status(folder: Path) -> dict[str, Any]:
