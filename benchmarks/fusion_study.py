@@ -33,7 +33,7 @@ from haystack import Document
 
 from haystack_integrations.components.code_alias.bench_searcher import PipelineSearcher, make_searcher
 from haystack_integrations.components.code_alias.core.fusion import reciprocal_rank_fusion
-from haystack_integrations.components.code_alias.core.hints import DESCRIBED_MAX_WORDS
+from haystack_integrations.components.code_alias.core.hints import DESCRIBED_MAX_WORDS, evidence_kinds
 from haystack_integrations.components.code_alias.evaluation.golden import load_golden, load_swebench
 from haystack_integrations.components.code_alias.evaluation.metrics import (
     file_metrics,
@@ -131,7 +131,7 @@ def add_described(row: dict[str, Any]) -> dict[str, Any]:
     short = len(row["question"].split()) <= DESCRIBED_MAX_WORDS
     for hint in row["hints"]:
         reasons = [r for r in hint.get("reasons") or [] if r != "described"]
-        kinds = {r.split(":", 1)[0] for r in reasons}
+        kinds = evidence_kinds(reasons)
         if short and "all-words" in kinds:
             reasons.append("described")
         hint["reasons"] = reasons

@@ -8,7 +8,7 @@ from typing import Any
 from haystack import Document, component, default_from_dict, default_to_dict
 
 from .core.fusion import RRF_K, Fused, definition_weight, protect_question_top, reciprocal_rank_fusion
-from .core.hints import SymbolEvidence
+from .core.hints import SymbolEvidence, evidence_kinds
 
 #: The named lists, in the order ties are broken.
 LISTS: tuple[str, ...] = ("bm25", "embedding", "definitions")
@@ -190,8 +190,7 @@ class RankFusion:
         for document in named["definitions"]:
             _, hint = definition_symbols[document.id]
             confidence = hint[0] if hint else UNKNOWN_CONFIDENCE
-            kinds = {reason.split(":", 1)[0] for reason in hint[1]} if hint else set()
-            if confidence >= self.top_confidence or any(needed <= kinds for needed in self._top_evidence_sets):
+            if confidence >= self.top_confidence or (hint and self._evidence_may_take_top(hint[1])):
                 top_confident.add(document.id)
             weights.setdefault(
                 document.id,
@@ -204,6 +203,13 @@ class RankFusion:
                 ),
             )
         return {"definitions": weights}, top_confident
+
+    def _evidence_may_take_top(self, reasons: tuple[str, ...]) -> bool:
+        """Whether a symbol's evidence holds every kind of one of the `top_evidence` sets."""
+        if not self._top_evidence_sets:
+            return False
+        kinds = evidence_kinds(reasons)
+        return any(needed <= kinds for needed in self._top_evidence_sets)
 
     def _guard_top(
         self, fused: list[Fused], lists: dict[str, list[str]], by_id: dict[str, Document], top_confident: set[str]

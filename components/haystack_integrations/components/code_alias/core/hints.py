@@ -568,6 +568,11 @@ _REASON_ORDER = (
 )
 
 
+def evidence_kinds(reasons: Iterable[str]) -> set[str]:
+    """The evidence kinds of a hint's reasons (`nickname:the bouncer` -> `nickname`), the inverse of `_reasons`."""
+    return {reason.split(":", 1)[0] for reason in reasons}
+
+
 def _reasons(evidence: dict[str, float], details: dict[str, str]) -> list[str]:
     """Evidence kinds, strongest first, with their detail where there is one (`nickname:the bouncer`)."""
     order = {kind: position for position, kind in enumerate(_REASON_ORDER)}

@@ -12,7 +12,7 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, Field
 
-from .hints import Hint
+from .hints import Hint, evidence_kinds
 from .identifiers import identifier_phrase
 
 Intent = Literal["locate_symbol", "explain_behavior", "how_to", "debug"]
@@ -70,7 +70,7 @@ STRONG_CONFIDENCE = 0.5
 
 
 def _kinds(hint: Hint) -> set[str]:
-    return {reason.split(":", 1)[0] for reason in hint.reasons}
+    return evidence_kinds(hint.reasons)
 
 
 def _is_strong(hint: Hint) -> bool:
