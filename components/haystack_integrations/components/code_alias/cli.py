@@ -422,6 +422,8 @@ def _ask_server(args: argparse.Namespace, *, llm: bool) -> dict[str, Any]:
     import urllib.error
     import urllib.request
 
+    from .server_discovery import TOKEN_ENV
+
     unsupported = [flag for flag, on in (("--no-rewrite", args.no_rewrite), ("--lexical", args.lexical)) if on]
     if args.gguf or args.openai_base_url:
         unsupported.append("--gguf/--openai-base-url")
@@ -433,7 +435,7 @@ def _ask_server(args: argparse.Namespace, *, llm: bool) -> dict[str, Any]:
     body = {"question": args.question, "top_k": args.top_k, "mode": "llm" if llm else "dictionary"}
     body.update({key: getattr(args, key) for key in ("repo", "package") if getattr(args, key, None)})
     headers = {"content-type": "application/json"}
-    token = os.environ.get("CODE_ALIAS_API_TOKEN")
+    token = os.environ.get(TOKEN_ENV)
     if token:
         headers["authorization"] = f"Bearer {token}"
     request = urllib.request.Request(url, data=json.dumps(body).encode("utf-8"), headers=headers, method="POST")

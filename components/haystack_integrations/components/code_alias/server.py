@@ -39,7 +39,12 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from haystack_integrations.components.code_alias.server_discovery import announce, local_url
+from haystack_integrations.components.code_alias.server_discovery import (
+    LOOPBACK_NAMES,
+    TOKEN_ENV,
+    announce,
+    local_url,
+)
 from haystack_integrations.components.code_alias.serving import ServiceSettings, get_service, hide_paths
 
 logger = logging.getLogger(__name__)
@@ -47,7 +52,6 @@ logger = logging.getLogger(__name__)
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 1416
 DEFAULT_MAX_BODY_BYTES = 64 * 1024
-LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1", "[::1]")
 MAX_ERRORS_SHOWN = 10
 MAX_MESSAGE_CHARS = 200
 SYNC_PATH = "/code_alias_sync/run"
@@ -92,7 +96,7 @@ class ServerSettings:
         settings = cls(
             host=env.get("CODE_ALIAS_HOST", "").strip() or DEFAULT_HOST,
             port=_int_in(port_text, "CODE_ALIAS_PORT", 1, 65535),
-            token=env.get("CODE_ALIAS_API_TOKEN", "").strip() or None,
+            token=env.get(TOKEN_ENV, "").strip() or None,
             cors_origins=_csv(env.get("CODE_ALIAS_CORS_ORIGINS", "")),
             allowed_hosts=_csv(env.get("CODE_ALIAS_ALLOWED_HOSTS", "")),
             max_body_bytes=_int_in(body_text, "CODE_ALIAS_MAX_BODY_BYTES", 1024, 64 * 1024 * 1024),
