@@ -46,6 +46,22 @@ from haystack_integrations.components.code_alias.core.testfiles import (
         ("pkg/sub/tests/data/x.py", True, False),
         ("README.md", False, False),
         ("", False, False),
+        # examples, demos, benchmarks at the root, and tool configuration written as code: not the project
+        ("demo/contenteditable.js", True, False),
+        ("benches/src/util.js", True, False),
+        ("examples/server.js", True, False),
+        ("sandbox/client.js", True, False),
+        ("benchmark/babel-parser/many-empty-statements/bench.mjs", True, False),
+        ("karma.conf.js", True, False),
+        ("rollup.config.mjs", True, False),
+        ("packages/babel-core/babel.config.ts", True, False),
+        (".eslintrc.cjs", True, False),
+        ("Gruntfile.js", True, False),
+        # ... but nested folders of those names, and files that only contain the words, stay code
+        ("doc/development/tutorials/examples/helloworld.py", False, False),
+        ("packages/compiler-core/src/compat/compatConfig.ts", False, False),
+        ("src/config.js", False, False),
+        ("lib/demo.js", False, False),
     ],
 )
 def test_default_rule(path: str, test: bool, fixture: bool) -> None:
@@ -65,6 +81,9 @@ def test_rule_is_configurable_and_round_trips() -> None:
     assert TestFileRule.from_dict(rule.to_dict()) == rule
     assert is_test_file("src/qa/x.ts", rule) and not is_test_file("src/qa/x.ts")
     assert TestFileRule.from_dict(DEFAULT_TEST_RULE.to_dict()) == DEFAULT_TEST_RULE
+    plain = TestFileRule.from_dict({"support_dirs_at_root": [], "support_file_patterns": []})
+    assert not plain.is_test("demo/app.js") and not plain.is_test("karma.conf.js")
+    assert plain.is_test("test/app.js")
 
 
 @pytest.mark.parametrize(
@@ -73,6 +92,7 @@ def test_rule_is_configurable_and_round_trips() -> None:
         ({"dirs": ["x"]}, "unknown keys ['dirs']"),
         ({"fixture_dirs": "fixtures"}, "TestFileRule.fixture_dirs: expected a list of strings"),
         ({"file_patterns": ["(unclosed"]}, "TestFileRule.file_patterns: invalid regular expression"),
+        ({"support_file_patterns": ["[x"]}, "TestFileRule.support_file_patterns: invalid regular expression"),
     ],
 )
 def test_bad_configuration_names_the_field(data: dict[str, object], message: str) -> None:

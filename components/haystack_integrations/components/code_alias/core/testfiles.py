@@ -20,6 +20,8 @@ from typing import Any
 __all__ = [
     "DEFAULT_TEST_RULE",
     "FIXTURE_DIRS",
+    "SUPPORT_DIRS_AT_ROOT",
+    "SUPPORT_FILE_PATTERNS",
     "TEST_DIRS_ANYWHERE",
     "TEST_DIRS_AT_ROOT",
     "TEST_FILE_PATTERNS",
@@ -45,6 +47,21 @@ TEST_FILE_PATTERNS: tuple[str, ...] = (
     r".*_test\.go",  # Go
     r".*Tests?\.java",  # Java
 )
+#: Top-level folder names of code that ships beside the project but is not it: examples, demos, benchmarks,
+#: sandboxes. Their files answer questions about the project no better than its tests do (preact's ``demo/``,
+#: ``benches/``; axios's ``examples/``, ``sandbox/``), so they get the test files' treatment. Only at the root:
+#: a nested ``examples`` / ``benchmarks`` folder can be part of a package (``sympy/benchmarks`` is tests, but
+#: ``doc/.../examples`` is documentation a question may be about).
+SUPPORT_DIRS_AT_ROOT = frozenset(
+    {"examples", "example", "demo", "demos", "benches", "benchmark", "benchmarks", "sandbox", "playground"}
+)
+#: File-name patterns of build and tool configuration written as code (``rollup.config.js``,
+#: ``karma.conf.js``, ``Gruntfile.js``, ``.eslintrc.js``): configuration, not the project's code.
+SUPPORT_FILE_PATTERNS: tuple[str, ...] = (
+    r"[^/]*\.(config|conf)\.[cm]?[jt]s",
+    r"\.[a-z]+rc\.[cm]?[jt]s",
+    r"(Gruntfile|gulpfile|Jakefile)\.[cm]?[jt]s",
+)
 _PYTHON_SUFFIXES = frozenset({".py", ".pyi", ".pyx"})
 
 
@@ -58,6 +75,8 @@ class TestFileRule:
         at any depth for files that are not Python (a nested Python ``test`` package is library code).
     :param fixture_dirs: Folder names of test input data, at any depth: test files that are also fixtures.
     :param file_patterns: Regular expressions matched against the whole file name.
+    :param support_dirs_at_root: Top-level folder names of examples, demos and benchmarks: treated as tests.
+    :param support_file_patterns: File-name patterns of tool configuration written as code: treated as tests.
     """
 
     __test__ = False  # not a pytest test class, whatever its name says
@@ -66,15 +85,19 @@ class TestFileRule:
     dirs_at_root: frozenset[str] = TEST_DIRS_AT_ROOT
     fixture_dirs: frozenset[str] = FIXTURE_DIRS
     file_patterns: tuple[str, ...] = field(default=TEST_FILE_PATTERNS)
+    support_dirs_at_root: frozenset[str] = SUPPORT_DIRS_AT_ROOT
+    support_file_patterns: tuple[str, ...] = field(default=SUPPORT_FILE_PATTERNS)
 
     @cached_property
     def _file_re(self) -> re.Pattern[str] | None:
-        if not self.file_patterns:
-            return None
-        try:
-            return re.compile("|".join(f"(?:{pattern})" for pattern in self.file_patterns))
-        except re.error as error:
-            raise ValueError(f"TestFileRule.file_patterns: invalid regular expression: {error}") from error
+        for key in ("file_patterns", "support_file_patterns"):
+            for pattern in getattr(self, key):
+                try:
+                    re.compile(pattern)
+                except re.error as error:
+                    raise ValueError(f"TestFileRule.{key}: invalid regular expression: {error}") from error
+        patterns = (*self.file_patterns, *self.support_file_patterns)
+        return re.compile("|".join(f"(?:{pattern})" for pattern in patterns)) if patterns else None
 
     def is_fixture(self, path: str) -> bool:
         """
@@ -103,7 +126,7 @@ class TestFileRule:
         for part in directories:
             if part in self.dirs_anywhere or part in self.fixture_dirs:
                 return True
-        if directories[0] in self.dirs_at_root:
+        if directories[0] in self.dirs_at_root or directories[0] in self.support_dirs_at_root:
             return True
         if PurePosixPath(parts[-1]).suffix.lower() in _PYTHON_SUFFIXES:
             return False
@@ -116,6 +139,8 @@ class TestFileRule:
             "dirs_at_root": sorted(self.dirs_at_root),
             "fixture_dirs": sorted(self.fixture_dirs),
             "file_patterns": list(self.file_patterns),
+            "support_dirs_at_root": sorted(self.support_dirs_at_root),
+            "support_file_patterns": list(self.support_file_patterns),
         }
 
     @classmethod
@@ -125,7 +150,14 @@ class TestFileRule:
 
         :raises ValueError: an unknown key, a value that is not a list of strings, or an invalid pattern.
         """
-        known = {"dirs_anywhere", "dirs_at_root", "fixture_dirs", "file_patterns"}
+        known = {
+            "dirs_anywhere",
+            "dirs_at_root",
+            "fixture_dirs",
+            "file_patterns",
+            "support_dirs_at_root",
+            "support_file_patterns",
+        }
         unknown = set(data) - known
         if unknown:
             raise ValueError(f"TestFileRule: unknown keys {sorted(unknown)} (known: {sorted(known)})")
@@ -133,7 +165,7 @@ class TestFileRule:
         for key, value in data.items():
             if not isinstance(value, (list, tuple, set, frozenset)) or not all(isinstance(v, str) for v in value):
                 raise ValueError(f"TestFileRule.{key}: expected a list of strings, got {value!r}")
-            values[key] = tuple(value) if key == "file_patterns" else frozenset(value)
+            values[key] = tuple(value) if key.endswith("file_patterns") else frozenset(value)
         rule = cls(**values)
         _ = rule._file_re  # fail now, naming the field, rather than at the first path
         return rule
@@ -153,7 +185,9 @@ def is_test_file(path: str, rule: TestFileRule | None = None) -> bool:
     folder (``fixtures``, ``__fixtures__``, ``testdata``...) at any depth; or its top-level folder is ``test``,
     ``testing`` or ``spec``; or, for a file that is not Python, such a folder sits at any depth
     (``packages/babel-parser/test/``). A nested Python ``test`` / ``testing`` package (``django/test/``) is
-    library code.
+    library code. Examples, demos and benchmarks at the root (``examples/``, ``demo/``, ``benches/``...) and
+    tool configuration written as code (``rollup.config.js``, ``karma.conf.js``, ``.eslintrc.js``) are treated
+    as tests too: they ship beside the project but are not its code.
 
     :param path: POSIX path relative to the repository root.
     :param rule: Another convention than :data:`DEFAULT_TEST_RULE`.
