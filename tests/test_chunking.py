@@ -44,9 +44,9 @@ def test_same_chunks_as_the_reference_on_real_files() -> None:
         assert language is not None
         symbols = extract_symbols(text, language, path.name)
         for max_lines in (400, 5):
-            assert chunk_file(text, symbols, max_lines=max_lines) == reference_chunk_file(
-                text, symbols, max_lines=max_lines
-            ), path
+            # The reference cut a long chunk at max_lines; the first parts are exactly its chunks.
+            first_parts = [c for c in chunk_file(text, symbols, max_lines=max_lines) if c.part == 0]
+            assert first_parts == reference_chunk_file(text, symbols, max_lines=max_lines), path
         compared += len(symbols)
     assert compared > 500  # the comparison saw real nesting: classes, methods, closures
 
@@ -74,7 +74,9 @@ def test_same_chunks_as_the_reference_on_a_generated_file() -> None:
     symbols = extract_symbols(text, "python", "generated.py")
     assert len([s for s in symbols if s.kind in CHUNK_KINDS]) >= 600 + 8 * 12 * 3
     chunks = chunk_file(text, symbols)
-    assert chunks == reference_chunk_file(text, symbols)
+    assert [c for c in chunks if c.part == 0] == reference_chunk_file(text, symbols)
+    tail = [c for c in chunks if c.kind == "module" and c.part > 0]
+    assert tail and "print(CONSTANT)" in tail[-1].content  # the remainder past 400 lines is no longer lost
     assert chunks[0].kind == "module" and "CONSTANT = 1" in chunks[0].content
     holder = next(c for c in chunks if c.symbol == "Holder0")
     assert "def method_0(self):" in holder.content and "return inner_()" not in holder.content
@@ -106,9 +108,17 @@ def test_same_chunks_as_the_reference_on_arbitrary_spans(seed: int) -> None:
     if symbols and rng.random() < 0.5:
         symbols.append(symbols[0])  # the same definition twice
     for max_lines in (400, 3):
-        assert chunk_file(text, symbols, max_lines=max_lines) == reference_chunk_file(
-            text, symbols, max_lines=max_lines
-        )
+        chunks = chunk_file(text, symbols, max_lines=max_lines)
+        assert [c for c in chunks if c.part == 0] == reference_chunk_file(text, symbols, max_lines=max_lines)
+        # The parts of each chunk, joined, are the whole uncut chunk (less trailing blank parts).
+        whole = reference_chunk_file(text, symbols, max_lines=10_000)
+        joined: list[str] = []
+        for chunk in chunks:
+            if chunk.part == 0:
+                joined.append(chunk.content)
+            else:
+                joined[-1] += "\n" + chunk.content
+        assert joined == [c.content for c in whole]
 
 
 def test_nesting_is_reduced_to_signature_lines() -> None:
@@ -118,3 +128,47 @@ def test_nesting_is_reduced_to_signature_lines() -> None:
     assert [c.symbol for c in chunks] == [None, "A", "b", "c"]
     assert chunks[0].content == "class A:\nx = 1"
     assert chunks[1].content == "class A:\n    def b(self):\n    def c(self):"
+
+
+# ---- long chunks are cut into parts, not truncated -------------------------------------------------------------------
+def test_a_long_function_is_cut_into_parts_and_its_end_stays_searchable() -> None:
+    # The defect: a 525-line function kept only its first 400 lines, so its end was never indexed.
+    body = [f"  const header{i} = res.headers['h{i}'];" for i in range(11)]
+    text = "\n".join(
+        ["import x from 'x';", "function httpAdapter(config) {", *body, "  return 'contentEncodingTail';", "}"]
+    )
+    symbols = extract_symbols(text, "javascript", "lib/http.js")
+    chunks = [c for c in chunk_file(text, symbols, max_lines=5) if c.symbol == "httpAdapter"]
+    assert [c.part for c in chunks] == [0, 1, 2]
+    assert (chunks[0].start_line, chunks[0].end_line) == (2, 15)  # the first part shows the definition's span
+    assert [(c.start_line, c.end_line) for c in chunks[1:]] == [(7, 11), (12, 15)]
+    assert "contentEncodingTail" in chunks[-1].content
+    assert "\n".join(c.content for c in chunks) == "\n".join(text.splitlines()[1:])  # every line once, in order
+
+
+def test_parts_follow_the_kept_lines_of_a_reduced_body() -> None:
+    # A nested function is reduced to its signature line; a part's line numbers are the original ones.
+    text = "\n".join(
+        [
+            "def outer():",
+            "    a = 1",
+            "    def inner():",
+            "        return 1",
+            "        # more",
+            "    b = 2",
+            "    c = 3",
+        ]
+    )
+    symbols = [_symbol("outer", 1, 7), _symbol("inner", 3, 5)]
+    outer = [c for c in chunk_file(text, symbols, max_lines=2) if c.symbol == "outer"]
+    assert [c.content.splitlines() for c in outer] == [
+        ["def outer():", "    a = 1"],
+        ["    def inner():", "    b = 2"],
+        ["    c = 3"],
+    ]
+    assert [(c.start_line, c.end_line) for c in outer[1:]] == [(3, 6), (7, 7)]
+
+
+def test_max_lines_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="max_lines must be >= 1"):
+        chunk_file("x = 1\n", [], max_lines=0)

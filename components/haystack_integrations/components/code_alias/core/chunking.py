@@ -4,6 +4,11 @@ A class chunk keeps its own lines and only the first line (signature) of each ne
 class reads as a summary of its members without repeating their bodies; methods are chunks of their own.
 The module remainder is what no definition covers (imports, constants, top-level code), with each
 top-level definition reduced to its signature line.
+
+A chunk longer than ``max_lines`` is cut into consecutive parts of at most ``max_lines`` lines, so the end of a
+long function or module (axios's 525-line ``httpAdapter``, a ``describe`` block of 1,000 lines) stays
+searchable. The first part keeps the definition's whole line span (it is where the symbol is shown); each later
+part carries the lines it holds and ``part`` >= 1.
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ class Chunk:
     qualified_name: str | None
     start_line: int
     end_line: int
+    #: 0 for a chunk or its first part; 1, 2... for the later parts of a chunk longer than `max_lines`.
+    part: int = 0
 
 
 def chunk_file(text: str, symbols: list[SymbolDef], *, max_lines: int = MAX_CHUNK_LINES) -> list[Chunk]:
@@ -37,9 +44,12 @@ def chunk_file(text: str, symbols: list[SymbolDef], *, max_lines: int = MAX_CHUN
 
     :param text: The file's text.
     :param symbols: Its definitions (from `extract_symbols`).
-    :param max_lines: Longest chunk; longer definitions keep their first `max_lines` lines.
+    :param max_lines: Longest chunk; a longer definition (or module remainder) is cut into parts of
+        `max_lines` lines, which follow the first one.
     :returns: Chunks in file order, the module remainder first (when it has any code).
     """
+    if max_lines < 1:
+        raise ValueError(f"max_lines must be >= 1, got {max_lines}")
     lines = text.splitlines()
     definitions = sorted(
         (s for s in symbols if s.kind in CHUNK_KINDS and s.start_line <= len(lines)),
@@ -47,23 +57,46 @@ def chunk_file(text: str, symbols: list[SymbolDef], *, max_lines: int = MAX_CHUN
     )
     chunks: list[Chunk] = []
     children = _children_of_all(definitions)
-    remainder = _without_nested(lines, 1, len(lines), children[-1])
+    numbers, remainder = _kept_lines(lines, 1, len(lines), children[-1])
     if any(line.strip() for line in remainder):
-        chunks.append(Chunk("\n".join(remainder[:max_lines]), "module", None, None, 1, max(1, len(lines))))
+        chunks.extend(_parts(numbers, remainder, max_lines, "module", None, None, 1, max(1, len(lines))))
     for index, definition in enumerate(definitions):
         end = min(definition.end_line, len(lines))
-        body = _without_nested(lines, definition.start_line, end, children[index])
-        chunks.append(
-            Chunk(
-                content="\n".join(body[:max_lines]),
-                kind=definition.kind,
-                symbol=definition.name,
-                qualified_name=definition.qualified_name,
-                start_line=definition.start_line,
-                end_line=end,
+        numbers, body = _kept_lines(lines, definition.start_line, end, children[index])
+        chunks.extend(
+            _parts(
+                numbers,
+                body,
+                max_lines,
+                definition.kind,
+                definition.name,
+                definition.qualified_name,
+                definition.start_line,
+                end,
             )
         )
     return chunks
+
+
+def _parts(
+    numbers: list[int],
+    body: list[str],
+    max_lines: int,
+    kind: str,
+    symbol: str | None,
+    qualified_name: str | None,
+    start_line: int,
+    end_line: int,
+) -> list[Chunk]:
+    """One chunk, or its parts of `max_lines` lines when longer: the first with the whole span, then the rest."""
+    parts = [Chunk("\n".join(body[:max_lines]), kind, symbol, qualified_name, start_line, end_line)]
+    for part, offset in enumerate(range(max_lines, len(body), max_lines), 1):
+        window = body[offset : offset + max_lines]
+        if not any(line.strip() for line in window):
+            continue  # trailing blank lines: nothing to search
+        first, last = numbers[offset], numbers[offset + len(window) - 1]
+        parts.append(Chunk("\n".join(window), kind, symbol, qualified_name, first, last, part))
+    return parts
 
 
 def _children_of_all(definitions: list[SymbolDef]) -> list[list[SymbolDef]]:
@@ -118,13 +151,19 @@ def _direct_children(definitions: list[SymbolDef], ends_later: list[int], index:
 
 def _without_nested(lines: list[str], start: int, end: int, children: list[SymbolDef]) -> list[str]:
     """Lines start..end (1-based, inclusive) with each child's body reduced to its first line."""
-    kept: list[str] = []
+    return _kept_lines(lines, start, end, children)[1]
+
+
+def _kept_lines(lines: list[str], start: int, end: int, children: list[SymbolDef]) -> tuple[list[int], list[str]]:
+    """`_without_nested`, with the 1-based line number of every kept line."""
+    numbers: list[int] = []
     line = start
     for child in children:
         if child.start_line < start or child.end_line > end:
             continue
-        kept.extend(lines[line - 1 : child.start_line - 1])
-        kept.append(lines[child.start_line - 1])
+        numbers.extend(range(line, child.start_line))
+        numbers.append(child.start_line)  # its signature line (even where a crossing span starts earlier)
         line = child.end_line + 1
-    kept.extend(lines[line - 1 : end])
-    return kept
+    numbers.extend(range(line, end + 1))
+    numbers = [n for n in numbers if 1 <= n <= len(lines)]
+    return numbers, [lines[n - 1] for n in numbers]
