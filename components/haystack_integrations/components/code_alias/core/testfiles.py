@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 #: Directory names that hold tests wherever they appear.
-TEST_DIRS_ANYWHERE = frozenset({"tests", "__tests__", "e2e", "__mocks__", "__snapshots__"})
+TEST_DIRS_ANYWHERE = frozenset({"tests", "__tests__", "e2e", "__mocks__", "__snapshots__", "__benchmarks__"})
 #: Directory names that hold tests at the repository root for every file, and at any depth for files that are
 #: not Python: a nested Python ``test`` / ``testing`` package is usually library code (``django/test/``,
 #: ``numpy/testing/``, ``sympy/testing/``), while a nested ``test/`` folder of a JavaScript package
@@ -42,7 +42,7 @@ FIXTURE_DIRS = frozenset({"fixtures", "__fixtures__", "fixture", "testdata", "te
 #: File-name patterns (regular expressions matched against the whole name) of test files.
 TEST_FILE_PATTERNS: tuple[str, ...] = (
     r"test_.*\.py|.*_tests?\.py|tests\.py|conftest\.py",  # Python
-    r".*\.(test|spec|test-d|spec-d|e2e)\.[cm]?[jt]sx?",  # JavaScript / TypeScript (vitest type tests too)
+    r".*\.(test|spec|test-d|spec-d|e2e|bench)\.[cm]?[jt]sx?",  # JavaScript / TypeScript (vitest type tests, benches)
     r".*\.(test|spec)\.vue",  # Vue single-file components written as tests
     r".*_test\.go",  # Go
     r".*Tests?\.java",  # Java
@@ -180,14 +180,15 @@ def is_test_file(path: str, rule: TestFileRule | None = None) -> bool:
     Whether a repository path is a test file.
 
     The default rule: the file name is ``conftest.py``, ``tests.py``, ``test_*.py``, ``*_test.py`` or
-    ``*_tests.py`` (or ``*.test.ts`` / ``*.spec.js`` / ``*.test-d.tsx``, ``*_test.go``, ``*Test.java``); or a
-    folder on its path is ``tests``, ``__tests__``, ``e2e``, ``__mocks__``, ``__snapshots__`` or a fixture
-    folder (``fixtures``, ``__fixtures__``, ``testdata``...) at any depth; or its top-level folder is ``test``,
-    ``testing`` or ``spec``; or, for a file that is not Python, such a folder sits at any depth
-    (``packages/babel-parser/test/``). A nested Python ``test`` / ``testing`` package (``django/test/``) is
-    library code. Examples, demos and benchmarks at the root (``examples/``, ``demo/``, ``benches/``...) and
-    tool configuration written as code (``rollup.config.js``, ``karma.conf.js``, ``.eslintrc.js``) are treated
-    as tests too: they ship beside the project but are not its code.
+    ``*_tests.py`` (or ``*.test.ts`` / ``*.spec.js`` / ``*.test-d.tsx`` / ``*.bench.ts``, ``*_test.go``,
+    ``*Test.java``); or a folder on its path is ``tests``, ``__tests__``, ``e2e``, ``__mocks__``,
+    ``__snapshots__``, ``__benchmarks__`` or a fixture folder (``fixtures``, ``__fixtures__``, ``testdata``...)
+    at any depth; or its top-level folder is ``test``, ``testing`` or ``spec``; or, for a file that is not
+    Python, such a folder sits at any depth (``packages/babel-parser/test/``). A nested Python ``test`` /
+    ``testing`` package (``django/test/``) is library code. Examples, demos and benchmarks at the root
+    (``examples/``, ``demo/``, ``benches/``...) and tool configuration written as code (``rollup.config.js``,
+    ``karma.conf.js``, ``.eslintrc.js``) are treated as tests too: they ship beside the project but are not
+    its code.
 
     :param path: POSIX path relative to the repository root.
     :param rule: Another convention than :data:`DEFAULT_TEST_RULE`.
