@@ -24,6 +24,7 @@ import numpy as np
 from haystack import Document, component, default_from_dict, default_to_dict
 from haystack.document_stores.in_memory import InMemoryDocumentStore
 
+from .bm25_build import TermCache, build_model
 from .core.identifiers import code_tokenize, split_identifier
 from .paths import user_cache_dir
 from .store_cache import PerStoreCache, best_first
@@ -93,9 +94,14 @@ class _Bm25Index:
 
     @classmethod
     def build(cls, documents: list[Document], k1: float, b: float) -> _Bm25Index:
-        full, full_vocabulary = cls._model([code_tokenize(document_search_text(d)) for d in documents], k1, b)
-        head, head_vocabulary = cls._model([code_tokenize(document_head_text(d)) for d in documents], k1, b)
-        return cls(documents, (full, head), (full_vocabulary, head_vocabulary))
+        # Terms of chunks seen before (the unchanged ones, after a sync) come from `_TERMS`; see `bm25_build`.
+        models = []
+        for kind, text_of in (("full", document_search_text), ("head", document_head_text)):
+            keys = [(kind, d.id, str(hash(d.content or ""))) for d in documents]
+            terms, vocabulary = _TERMS.terms(keys, lambda i, text_of=text_of: code_tokenize(text_of(documents[i])))
+            model = build_model(terms, vocabulary, k1, b)
+            models.append((model, model.vocab_dict))
+        return cls(documents, (models[0][0], models[1][0]), (models[0][1], models[1][1]))
 
     def save(self, folder: Path) -> None:
         """
@@ -164,6 +170,9 @@ class _Bm25Index:
         except ValueError as error:  # a saved index that does not match its vocabulary: say so, don't guess
             raise Bm25IndexError(f"the saved BM25 index does not match its vocabulary ({error}); re-index") from error
 
+
+# The terms of each chunk indexed so far, so a rebuild after a sync tokenises only the changed chunks.
+_TERMS = TermCache()
 
 # The BM25 index of each store's current documents, shared by every retriever instance in the process.
 _INDEXES: PerStoreCache[_Bm25Index] = PerStoreCache("BM25 index")

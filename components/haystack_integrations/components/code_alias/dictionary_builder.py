@@ -12,7 +12,7 @@ from .core.builder import DictionaryBuilder, SourceText, load_mapping_file
 from .core.model import AliasDictionary, DictionaryError
 from .core.repositories import check_repo_name, merge_part, part_of
 from .core.walker import DEFAULT_EXCLUDED_DIRS, WalkConfig
-from .dictionary_handle import dictionary_file
+from .dictionary_handle import DictionaryHandle, dictionary_file
 from .index_files import publish_dictionary, resolve_dictionary_file
 
 logger = logging.getLogger(__name__)
@@ -89,7 +89,10 @@ class AliasDictionaryBuilder:
             abbreviations=load_mapping_file(self.abbreviations_path) if self.abbreviations_path else None,
         )
 
-    def _previous(self, path: Path) -> AliasDictionary | None:
+    def _previous(self, path: Path, logical: Path) -> AliasDictionary | None:
+        held = DictionaryHandle.for_path(logical).loaded()  # a server that just saved it holds it: no re-read
+        if held is not None:
+            return held
         if not path.is_file():
             return None
         try:
@@ -100,12 +103,19 @@ class AliasDictionaryBuilder:
 
     @component.output_types(dictionary=AliasDictionary, stats=dict[str, Any], skipped=list[dict[str, str]])
     def run(
-        self, root: str | None = None, documents: list[Document] | None = None, repo: str | None = None
+        self,
+        root: str | None = None,
+        documents: list[Document] | None = None,
+        repo: str | None = None,
+        paths: list[str] | None = None,
     ) -> dict[str, Any]:
         """
         Build or refresh the dictionary.
 
         :param root: A repository folder to read.
+        :param paths: With `root`: only these files (relative to it) may have changed, as a push says; the tree
+            is not walked when they are files the last build read (`DictionaryBuilder.refresh_paths`), and is
+            walked otherwise. None (default): walk the tree.
         :param documents: Or: Documents whose `meta.file_path` and `content` stand for the files.
         :param repo: The repository's name in an index of several: only its part of the dictionary is rebuilt
             (its symbols and packages carry `repo`), the other repositories' entries are kept. None = the
@@ -117,14 +127,15 @@ class AliasDictionaryBuilder:
             raise ValueError("AliasDictionaryBuilder needs `root` (a folder) or `documents`")
         started = time.perf_counter()
         path = dictionary_file(self.dictionary_path, self.index_dir)
-        combined = self._previous(resolve_dictionary_file(path) if self.dictionary_path is None else path)
+        combined = self._previous(resolve_dictionary_file(path) if self.dictionary_path is None else path, path)
         previous = combined if repo is None else part_of(combined, check_repo_name(repo))
         builder = self._builder()
         if root is not None:
             folder = Path(root)
             if not folder.is_dir():
                 raise FileNotFoundError(f"{root}: not a folder")
-            dictionary, stats = builder.refresh(folder, previous)
+            quick = builder.refresh_paths(folder, previous, paths) if paths is not None else None
+            dictionary, stats = quick if quick is not None else builder.refresh(folder, previous)
         else:
             sources = [
                 SourceText(rel_path=str(d.meta["file_path"]), text=d.content or "")
@@ -144,9 +155,13 @@ class AliasDictionaryBuilder:
 
     @component.output_types(dictionary=AliasDictionary, stats=dict[str, Any], skipped=list[dict[str, str]])
     async def run_async(
-        self, root: str | None = None, documents: list[Document] | None = None, repo: str | None = None
+        self,
+        root: str | None = None,
+        documents: list[Document] | None = None,
+        repo: str | None = None,
+        paths: list[str] | None = None,
     ) -> dict[str, Any]:
-        return self.run(root=root, documents=documents, repo=repo)
+        return self.run(root=root, documents=documents, repo=repo, paths=paths)
 
     def to_dict(self) -> dict[str, Any]:
         return default_to_dict(

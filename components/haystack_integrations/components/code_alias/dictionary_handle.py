@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 from .core.hints import HintIndex
 from .core.model import AliasDictionary
-from .index_files import resolve_dictionary_file
+from .index_files import current_manifest, resolve_dictionary_file
 from .paths import DICTIONARY_FILE, resolve_index_dir
 
 _HANDLES: dict[str, DictionaryHandle] = {}
@@ -43,17 +43,50 @@ class DictionaryHandle:
                 handle = _HANDLES[key] = cls(path)
             return handle
 
-    def _current(self) -> tuple[AliasDictionary, HintIndex]:
+    def _stamp_now(self) -> tuple[Path, tuple[str, int] | None]:
         # `<index dir>/dictionary.json` names the index's current dictionary, whichever build file that is.
         path = resolve_dictionary_file(self.path)
         try:
-            stamp: tuple[str, int] | None = (path.name, path.stat().st_mtime_ns)
+            return path, (path.name, path.stat().st_mtime_ns)
         except FileNotFoundError:
-            stamp = None
+            return path, None
+
+    def loaded(self) -> AliasDictionary | None:
+        """The dictionary this handle holds when it is still the current one on disk (None: it must be read)."""
+        _, stamp = self._stamp_now()
+        with self._lock:
+            return self._dictionary if self._dictionary is not None and stamp == self._stamp else None
+
+    def install(self, dictionary: AliasDictionary, hints: HintIndex | None = None) -> bool:
+        """
+        Make `dictionary`, which a sync of this process has just saved as the current one, what the handle serves,
+        without reading it back; `hints` is its hint index when already built (else it is built on first use).
+
+        :returns: False (and nothing changes) when the current file on disk is not of that dictionary's version.
+        """
+        path, stamp = self._stamp_now()
+        manifest = current_manifest(self.path.parent)
+        recorded = manifest.dictionary if manifest is not None else None
+        if stamp is None or recorded is None or recorded.file != path.name or recorded.version != dictionary.version:
+            return False
+        with self._lock:
+            self._dictionary, self._hints, self._stamp = dictionary, hints, stamp  # hints None: built on first use
+        return True
+
+    @property
+    def serving(self) -> bool:
+        """Whether questions have used this handle (its hint index is built): worth preparing the next one."""
+        with self._lock:
+            return self._hints is not None
+
+    def _current(self) -> tuple[AliasDictionary, HintIndex]:
+        path, stamp = self._stamp_now()
         with self._lock:
             if self._dictionary is None or stamp != self._stamp:
                 dictionary = AliasDictionary.load(path)  # raises DictionaryError naming the file
                 self._dictionary, self._hints, self._stamp = dictionary, HintIndex(dictionary), stamp
+            elif self._hints is None:
+                self._hints = HintIndex(self._dictionary)
             assert self._hints is not None
             return self._dictionary, self._hints
 

@@ -33,7 +33,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from typing_extensions import TypedDict
 
@@ -42,6 +42,9 @@ from .core.processes import process_alive
 from .core.repositories import origin_url
 from .index_files import current_manifest
 from .repositories import read_repositories
+
+if TYPE_CHECKING:
+    from .push_sync import WarmIndexer
 
 logger = logging.getLogger(__name__)
 
@@ -80,6 +83,7 @@ class SyncStatus(TypedDict):
     files_changed: int | None
     files_removed: int | None
     paths: int | None
+    refused: list[dict[str, str]]
     pid: int | None
     repositories: dict[str, Any]
 
@@ -235,6 +239,7 @@ def read_status(index_dir: Path) -> SyncStatus:
         "files_changed": None,
         "files_removed": None,
         "paths": None,
+        "refused": [],
         "pid": None,
         "repositories": {},
     }
@@ -329,6 +334,7 @@ def run_sync(
     sync_id: int | None = None,
     lock_timeout: float | None = None,
     repo: str | None = None,
+    indexer: WarmIndexer | None = None,
 ) -> SyncStatus:
     """
     Refresh the index of `root` (default: the tree it was built from) with `CodeSearch.index`, and record how it went.
@@ -341,10 +347,13 @@ def run_sync(
     :param backend: "embedded" or "elasticsearch".
     :param lexical: As `CodeSearch`; None follows the index.
     :param trigger: What asked for the sync ("cli", "webhook", ...), for the record.
-    :param paths: The paths the request said changed (recorded; the whole tree is compared by content).
+    :param paths: The paths the request said changed. With `indexer`, only they are re-read (none: the tree is
+        walked); without, they are only recorded and the whole tree is compared by content.
     :param sync_id: A number for the record (the server counts its syncs).
     :param lock_timeout: Seconds to wait for another writer; None waits.
     :param repo: The repository to refresh, by the name the index knows it under.
+    :param indexer: A server's warm indexer of this folder (`push_sync.WarmIndexer`, embedded default): its
+        components stay loaded between syncs and the new build is handed to the server's queries at once.
     :returns: The record written to `sync-status.json`; `state` is "ok" or "failed" (then `last_error` says why).
     """
     from .search import CodeSearch
@@ -365,7 +374,10 @@ def run_sync(
     try:
         search = CodeSearch(folder, backend=backend, lexical=lexical)  # type: ignore[arg-type]
         for tree, name in sync_targets(folder, root, repo):
-            stats = search.index(tree, lock_timeout=lock_timeout, repo=name)
+            if indexer is not None:
+                stats = indexer.sync(tree, repo=name, paths=paths or None, lock_timeout=lock_timeout)
+            else:
+                stats = search.index(tree, lock_timeout=lock_timeout, repo=name)
     except Exception as error:
         logger.warning("code-alias: sync of %s failed; the previous build keeps serving: %s", folder, _one_line(error))
         record.update(state="failed", last_error=_one_line(error))
@@ -377,6 +389,7 @@ def run_sync(
             root=stats["root"],
             files_changed=stats["files_changed"],
             files_removed=stats["files_removed"],
+            refused=stats.get("refused") or [],
         )
     record.update(last_finished_at=_now(), last_seconds=round(time.perf_counter() - started, 3))
     manifest = current_manifest(folder)
@@ -407,6 +420,18 @@ class Syncer:
     _paths: list[str] = field(default_factory=list)
     _repos: set[str | None] = field(default_factory=set)
     _thread: threading.Thread | None = None
+    _indexer: WarmIndexer | None = None
+    _walk: bool = False
+
+    def indexer(self) -> WarmIndexer | None:
+        """The warm indexer the syncs share (embedded default only; Elasticsearch re-indexes as the CLI does)."""
+        if self.backend != "embedded":
+            return None
+        if self._indexer is None:
+            from .push_sync import WarmIndexer
+
+            self._indexer = WarmIndexer(self.index_dir, lexical=self.lexical)
+        return self._indexer
 
     def submit(self, request: PushRequest, repo: str | None = None) -> dict[str, Any]:
         """
@@ -416,6 +441,7 @@ class Syncer:
         with self._condition:
             self._requested += 1
             self._paths.extend(request.paths)
+            self._walk = self._walk or not request.paths  # one request without paths: compare the whole tree
             self._repos.add(repo)
             ahead = 1 if self._running else 0
             if self._thread is None or not self._thread.is_alive():
@@ -436,6 +462,8 @@ class Syncer:
                     self._thread = None
                     return
                 target, paths, self._paths = self._requested, tuple(dict.fromkeys(self._paths)), []
+                if self._walk:
+                    paths, self._walk = (), False
                 # One sync per repository asked for since the last one; None (all of them) covers every name.
                 repos = [None] if None in self._repos else sorted(r for r in self._repos if r is not None)
                 self._repos = set()
@@ -451,6 +479,7 @@ class Syncer:
                         sync_id=target,
                         lock_timeout=self.lock_timeout,
                         repo=repo,
+                        indexer=self.indexer(),
                     )
             except Exception:  # run_sync records its own failures; this is a bug, kept out of the worker's way
                 logger.exception("code-alias: sync worker error")

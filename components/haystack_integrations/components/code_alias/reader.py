@@ -18,6 +18,27 @@ def _is_source(rel_path: str) -> bool:
     return dot > rel_path.rfind("/") + 1 and rel_path[dot:] in LANGUAGE_BY_EXTENSION
 
 
+def source_document(
+    rel_path: str, text: str, digest: str, dictionary: AliasDictionary | None, repo: str | None
+) -> Document:
+    """The file Document `CodeFileReader` makes of one source file (also used by a sync of pushed paths)."""
+    return Document(
+        content=text,
+        meta={
+            "file_path": rel_path,
+            "language": language_for_path(rel_path),
+            "file_sha256": digest,
+            "package": dictionary.package_for_file(rel_path, repo) if dictionary else None,
+            **({"repo": repo} if repo is not None else {}),
+        },
+    )
+
+
+def is_source_path(rel_path: str) -> bool:
+    """Whether `CodeFileReader` reads a file of this name (a language it splits)."""
+    return _is_source(rel_path)
+
+
 @component
 class CodeFileReader:
     """
@@ -80,18 +101,7 @@ class CodeFileReader:
                 skipped.append(read)
                 continue
             text, digest = read
-            documents.append(
-                Document(
-                    content=text,
-                    meta={
-                        "file_path": entry.rel_path,
-                        "language": language_for_path(entry.rel_path),
-                        "file_sha256": digest,
-                        "package": dictionary.package_for_file(entry.rel_path, repo) if dictionary else None,
-                        **({"repo": repo} if repo is not None else {}),
-                    },
-                )
-            )
+            documents.append(source_document(entry.rel_path, text, digest, dictionary, repo))
         return {
             "documents": documents,
             "skipped": [{"path": s.path, "reason": s.reason} for s in skipped],

@@ -36,6 +36,7 @@ from .index_files import (
     stage_dictionary,
 )
 from .paths import resolve_index_dir
+from .store_cache import Prepared, adopt_all
 
 logger = logging.getLogger(__name__)
 
@@ -55,6 +56,10 @@ _GENERATIONS: dict[str, int] = {}
 # tokenising every chunk for statistics nobody reads was a third of a cold `ask`. `bm25_retrieval` computes them
 # on first use, so an `InMemoryBM25Retriever` on this store still works.
 _STATS_PENDING: set[str] = set()
+# The JSON line of each chunk as last written, per index: a sync that changed a few chunks of thousands serialises
+# only those. A line is reused for the same chunk object or an equal one; `update_by_filter`, which changes chunks
+# in place, drops the index's lines.
+_LINES: dict[str, dict[str, tuple[Document, str]]] = {}
 
 
 class IndexNotFoundError(FileNotFoundError):
@@ -122,22 +127,13 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
         return default_from_dict(cls, data)
 
     def _load_if_changed(self) -> None:
-        manifest = current_manifest(self._folder)
-        artifact = manifest.documents if manifest is not None else None
-        if manifest is None:
-            return  # nothing saved yet: keep what this process holds (a first build in progress)
-        if artifact is None:
-            stamp: tuple[str, int] = (f"<no documents: build {manifest.build}>", 0)
-            path = None
-        else:
-            path = self._folder / artifact.file
-            if not manifest.legacy:
-                check_artifact(self._folder, artifact)
-            try:
-                stamp = (str(path.resolve()), path.stat().st_mtime_ns)
-            except FileNotFoundError as error:
-                raise IndexDamagedError(f"{path}: missing; {rebuild_hint(self._folder)}") from error
+        # The manifest is read under the lock: a sync of this process that saves a build and hands it over
+        # (`serve_documents`) does both under it, so no reader can load the build it replaced after that.
         with _LOAD_LOCK:
+            stamped = _current_stamp(self._folder)
+            if stamped is None:
+                return  # nothing saved yet: keep what this process holds (a first build in progress)
+            stamp, path = stamped
             if _LOADED.get(self.index) == stamp:
                 return
             self._swap_in(read_documents(path) if path is not None else [])
@@ -224,6 +220,7 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
 
     def update_by_filter(self, filters: dict[str, Any], meta: dict[str, Any]) -> int:
         """Update the meta of the chunks that match `filters`."""
+        _LINES.pop(self.index, None)  # the meta changes in place: the chunks' saved lines no longer match them
         try:
             return super().update_by_filter(filters, meta)
         finally:
@@ -267,6 +264,7 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
             _LOADED.pop(self.index, None)
             _STATS_PENDING.discard(self.index)
             _SAVED_GENERATION.pop(self.index, None)
+            _LINES.pop(self.index, None)
             self._changed()
 
     def discard(self) -> None:
@@ -283,6 +281,7 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
             _STATS_PENDING.discard(self.index)
             _SAVED_GENERATION.pop(self.index, None)
             _GENERATIONS.pop(self.index, None)
+            _LINES.pop(self.index, None)
 
     def persist(self, dictionary: AliasDictionary | None = None) -> Path:
         """
@@ -312,7 +311,8 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
             )
             documents = None if unchanged else list(self.storage.values())
         if documents is not None:
-            data = documents_file_bytes(documents)
+            lines = _LINES.setdefault(self.index, {})
+            data = documents_file_bytes(documents, lines)
             changes["documents"] = stage(self._folder, "documents", data, build, count=len(documents))
         if changes:
             manifest = commit(self._folder, **changes, build=build)
@@ -326,6 +326,61 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
                 _LOADED[self.index] = (str(path.resolve()), path.stat().st_mtime_ns)
                 _SAVED_GENERATION[self.index] = generation
         return path
+
+
+def _current_stamp(folder: Path) -> tuple[tuple[str, int], Path | None] | None:
+    """(stamp, documents file) of the folder's current build; None before the first save."""
+    manifest = current_manifest(folder)
+    if manifest is None:
+        return None
+    artifact = manifest.documents
+    if artifact is None:
+        return (f"<no documents: build {manifest.build}>", 0), None
+    path = folder / artifact.file
+    if not manifest.legacy:
+        check_artifact(folder, artifact)
+    try:
+        return (str(path.resolve()), path.stat().st_mtime_ns), path
+    except FileNotFoundError as error:
+        raise IndexDamagedError(f"{path}: missing; {rebuild_hint(folder)}") from error
+
+
+def serving_index(folder: Path) -> str:
+    """The name of the shared in-memory index that queries of this process read for the index `folder`."""
+    return f"code-alias:{folder.resolve()}"
+
+
+def serve_documents(store: CodeIndexDocumentStore, prepared: Prepared | None = None) -> bool:
+    """
+    Hand a writer store's documents, just saved by `persist`, to this process's queries of the same folder, so
+    they serve the new build at once instead of reading the file back (and rebuilding what derives from it).
+
+    One step under the load lock: a query sees the old build or the new one. Nothing happens when the folder's
+    current build is not the one `store` saved (another writer got in between): queries then load it themselves.
+
+    :param store: The writer store (`writer_stores`) after its `persist`.
+    :param prepared: Values derived from its documents (`store_cache.prepare_all` on the serving index), adopted
+        with the swap so the first query after it does not rebuild them.
+    :returns: Whether the documents were handed over.
+    """
+    index = serving_index(store.folder)
+    with _LOAD_LOCK:
+        stamped = _current_stamp(store.folder)
+        if stamped is None or _LOADED.get(store.index) != stamped[0] or store.index == index:
+            return False
+        documents = dict(store.storage)
+        _memory._STORAGES[index] = documents
+        _memory._BM25_STATS_STORAGES[index] = {}
+        _memory._AVERAGE_DOC_LEN_STORAGES[index] = 0.0
+        _memory._FREQ_VOCAB_FOR_IDF_STORAGES[index] = Counter()
+        _STATS_PENDING.add(index)
+        generation = _GENERATIONS.get(index, 0) + 1
+        _GENERATIONS[index] = generation
+        _LOADED[index] = stamped[0]
+        _SAVED_GENERATION[index] = generation
+        if prepared:
+            adopt_all(prepared, generation)
+    return True
 
 
 @contextmanager
@@ -349,26 +404,31 @@ def write_documents_file(path: Path, documents: list[Document]) -> None:
     write_or_explain(path, documents_file_bytes(documents))
 
 
-def documents_file_bytes(documents: list[Document]) -> bytes:
-    """The `.npz` bytes of `write_documents_file`."""
-    records = []
+def documents_file_bytes(documents: list[Document], lines: dict[str, tuple[Document, str]] | None = None) -> bytes:
+    """
+    The `.npz` bytes of `write_documents_file`.
+
+    :param lines: id -> (chunk, its JSON line) from the last call: reused for the same chunk objects, and
+        updated to hold exactly `documents`.
+    """
+    known = lines if lines is not None else {}
+    current: dict[str, tuple[Document, str]] = {}
+    records: list[str] = []
     dimension = next((len(d.embedding) for d in documents if d.embedding is not None), 0)
     matrix = np.zeros((len(documents), dimension), dtype=np.float32)
     has_embedding = np.zeros(len(documents), dtype=bool)
     for row, document in enumerate(documents):
-        # Code chunks carry text and meta only; writing those fields directly is ~10x faster than to_dict().
-        if document.blob is not None or document.sparse_embedding is not None:
-            record = document.to_dict(flatten=False)
-            record.pop("embedding", None)
-            record.pop("score", None)
-        else:
-            record = {"id": document.id, "content": document.content, "meta": document.meta}
-        records.append(record)
+        line = _record_line(document, known.get(document.id))
+        current[document.id] = (document, line)
+        records.append(line)
         if document.embedding is not None and len(document.embedding) == dimension:
             matrix[row] = document.embedding
             has_embedding[row] = True
+    if lines is not None:
+        lines.clear()
+        lines.update(current)
     buffer = io.BytesIO()
-    payload = "\n".join(json.dumps(r, ensure_ascii=False) for r in records).encode("utf-8")
+    payload = "\n".join(records).encode("utf-8")
     np.savez(
         buffer,
         documents=np.frombuffer(payload, dtype=np.uint8),
@@ -376,6 +436,31 @@ def documents_file_bytes(documents: list[Document]) -> bytes:
         has_embedding=has_embedding,
     )
     return buffer.getvalue()
+
+
+def _record_line(document: Document, known: tuple[Document, str] | None) -> str:
+    # Compared by value too: a chunk read back from a file is another object with the same fields.
+    if known is not None and (known[0] is document or _same_record(known[0], document)):
+        return known[1]
+    # Code chunks carry text and meta only; writing those fields directly is ~10x faster than to_dict().
+    if document.blob is not None or document.sparse_embedding is not None:
+        record = document.to_dict(flatten=False)
+        record.pop("embedding", None)
+        record.pop("score", None)
+    else:
+        record = {"id": document.id, "content": document.content, "meta": document.meta}
+    return json.dumps(record, ensure_ascii=False)
+
+
+def _same_record(old: Document, new: Document) -> bool:
+    return (
+        old.content == new.content
+        and old.meta == new.meta
+        and old.blob is None
+        and new.blob is None
+        and old.sparse_embedding is None
+        and new.sparse_embedding is None
+    )
 
 
 def read_documents(path: Path) -> list[Document]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, ClassVar, Generic, TypeVar
 
 import numpy as np
@@ -26,13 +26,22 @@ def fingerprint(store: InMemoryDocumentStore, *, vectors: bool = False) -> tuple
 
     :param vectors: Also change when a chunk gains or loses its vector (a vector fill keeps the chunks' ids).
     """
-    documents = sorted(store.storage.values(), key=lambda d: d.id)
+    return fingerprint_of(store.index, store.storage.values(), vectors=vectors)
+
+
+def fingerprint_of(index: str, stored: Iterable[Document], *, vectors: bool = False) -> tuple[str, list[Document]]:
+    """`fingerprint` of documents about to become the contents of the store named `index`."""
+    documents = sorted(stored, key=lambda d: d.id)
     if vectors:
         text = "\n".join(f"{d.id}{'+' if d.embedding is not None else '-'}" for d in documents)
     else:
         text = "\n".join(d.id for d in documents)
     digest = hashlib.sha1(text.encode()).hexdigest()
-    return f"{store.index}:{digest}", documents
+    return f"{index}:{digest}", documents
+
+
+# A value built ahead of a swap: (cache, slot, fingerprint, value).
+Prepared = list[tuple["PerStoreCache[Any]", tuple[str, str], str, Any]]
 
 
 class PerStoreCache(Generic[T]):
@@ -49,6 +58,8 @@ class PerStoreCache(Generic[T]):
         self.name = name
         self.vectors = vectors
         self._values: dict[tuple[str, str], tuple[str, T, int | None]] = {}
+        # How each slot's value was last built, so a sync can build the next one before it swaps (`prepare`).
+        self._builders: dict[tuple[str, str], Callable[[str, list[Document]], T]] = {}
         self._lock = threading.Lock()
         PerStoreCache._all.append(self)  # type: ignore[arg-type]
 
@@ -67,6 +78,7 @@ class PerStoreCache(Generic[T]):
         # Stores with a change counter (CodeIndexDocumentStore) are checked in O(1); others by their contents.
         generation = getattr(store, "generation", None)
         with self._lock:
+            self._builders[slot] = build
             cached = self._values.get(slot)
             if cached is not None and generation is not None and cached[2] == generation:
                 return cached[1]
@@ -76,21 +88,57 @@ class PerStoreCache(Generic[T]):
             self._values[slot] = (cached[0], cached[1], generation)
             return cached[1]
 
+    def prepare(self, index: str, documents: Iterable[Document]) -> Prepared:
+        """
+        Build, for every variant used so far on the store named `index`, the value for `documents` (its next
+        contents), without touching what serves now; `adopt` installs them once the documents are swapped in.
+        """
+        with self._lock:
+            slots = [(slot, build) for slot, build in self._builders.items() if slot[0] == index]
+        stored = list(documents)
+        prepared: Prepared = []
+        for slot, build in slots:
+            key, ordered = fingerprint_of(index, stored, vectors=self.vectors)
+            with self._lock:
+                cached = self._values.get(slot)
+            value = cached[1] if cached is not None and cached[0] == key else build(key, ordered)
+            prepared.append((self, slot, key, value))
+        return prepared
+
     def forget(self, index: str) -> None:
         """Drop every value of the store named `index`."""
         with self._lock:
             for slot in [slot for slot in self._values if slot[0] == index]:
                 del self._values[slot]
+            for slot in [slot for slot in self._builders if slot[0] == index]:
+                del self._builders[slot]
 
     def clear(self) -> None:
         """Drop every value."""
         with self._lock:
             self._values.clear()
+            self._builders.clear()
 
     def stores(self) -> set[str]:
         """The names of the stores that have a value here."""
         with self._lock:
             return {index for index, _variant in self._values}
+
+
+def prepare_all(index: str, documents: Iterable[Document]) -> Prepared:
+    """`PerStoreCache.prepare` of every cache: the derived values of the next contents of store `index`."""
+    stored = list(documents)
+    return [item for cache in list(PerStoreCache._all) for item in cache.prepare(index, stored)]
+
+
+def adopt_all(prepared: Prepared, generation: int) -> None:
+    """
+    Install values built by `prepare_all` as current for the store's `generation` (call it right after the
+    documents they were built from were swapped in, with the store's new generation).
+    """
+    for cache, slot, key, value in prepared:
+        with cache._lock:
+            cache._values[slot] = (key, value, generation)
 
 
 def forget_store(index: str) -> None:

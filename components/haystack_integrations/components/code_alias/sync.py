@@ -233,7 +233,19 @@ class IndexSyncPlanner:
         """Deserialise; the store is rebuilt from its recorded type."""
         return default_from_dict(cls, data)
 
-    def _plan(self, documents: list[Document], states: dict[str, FileState], repo: str | None = None) -> dict[str, Any]:
+    def _plan(
+        self,
+        documents: list[Document],
+        states: dict[str, FileState],
+        repo: str | None = None,
+        paths: list[str] | None = None,
+    ) -> dict[str, Any]:
+        if paths is not None:  # the documents stand for these paths only; the rest of the store is left alone
+            scope = set(paths)
+            outside = [_file_path(d, "file") for d in documents if _file_path(d, "file") not in scope]
+            if outside:
+                raise ValueError(f"file Document for {outside[0]} is not among the paths planned")
+            states = {path: state for path, state in states.items() if path in scope}
         changed: list[Document] = []
         unchanged: list[str] = []
         seen: set[str] = set()
@@ -264,29 +276,47 @@ class IndexSyncPlanner:
     @component.output_types(
         changed=list[Document], changed_files=list[str], removed_files=list[str], unchanged_files=list[str]
     )
-    def run(self, documents: list[Document], repo: str | None = None) -> dict[str, Any]:
+    def run(
+        self, documents: list[Document], repo: str | None = None, paths: list[str] | None = None
+    ) -> dict[str, Any]:
         """
         Plan a sync.
 
         :param documents: One Document per source file, with meta `file_path` and `file_sha256`.
         :param repo: The repository synced, in an index of several: only its chunks (and untagged ones) are
             compared and can be planned for removal; the other repositories' chunks are left alone.
+        :param paths: Plan only these files (a push named them): `documents` hold those of them that exist, a
+            listed path without a Document is planned for removal, and every other file of the store is left as
+            it is. None (default): `documents` are the whole tree.
         :returns:
             - `changed`: the file Documents to (re)index, in input order;
             - `changed_files`: their paths (give them to `IndexSyncWriter.changed_files`, so a file that now
               yields no chunks still loses its old ones);
             - `removed_files`: paths the store holds that are no longer in the input;
             - `unchanged_files`: paths already in sync.
-        :raises ValueError: A file Document without `file_path` or `file_sha256`.
+        :raises ValueError: A file Document without `file_path` or `file_sha256`, or (with `paths`) one whose
+            path is not listed.
         """
-        return self._plan(documents, read_file_states(self.document_store, repo), repo)
+        return self._plan(documents, self._states(repo, paths), repo, paths)
+
+    def _states(self, repo: str | None, paths: list[str] | None) -> dict[str, FileState]:
+        store = self.document_store
+        if paths is not None and isinstance(store, InMemoryDocumentStore):
+            # A few files out of thousands: one pass over the stored chunks, no copy of each (filter_documents).
+            scope = set(paths)
+            return _states_from_documents((d for d in store.storage.values() if d.meta.get("file_path") in scope), repo)
+        return read_file_states(store, repo)
 
     @component.output_types(
         changed=list[Document], changed_files=list[str], removed_files=list[str], unchanged_files=list[str]
     )
-    async def run_async(self, documents: list[Document], repo: str | None = None) -> dict[str, Any]:
+    async def run_async(
+        self, documents: list[Document], repo: str | None = None, paths: list[str] | None = None
+    ) -> dict[str, Any]:
         """Asynchronous `run` (same input and outputs)."""
-        return self._plan(documents, await read_file_states_async(self.document_store, repo), repo)
+        if paths is not None and isinstance(self.document_store, InMemoryDocumentStore):
+            return self._plan(documents, self._states(repo, paths), repo, paths)
+        return self._plan(documents, await read_file_states_async(self.document_store, repo), repo, paths)
 
 
 @component

@@ -9,9 +9,11 @@ keeps the old name as an alias of the new one.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import multiprocessing
 import os
+import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -28,7 +30,7 @@ from .model import AliasDictionary, FileRecord, PackageEntry, PackageInfo, Skipp
 from .reexports import ReexportLinks, link_reexports
 from .symbols import LANGUAGE_BY_EXTENSION, extract_symbols, language_for_path
 from .testfiles import is_fixture_file
-from .walker import WalkConfig, WalkEntry, read_text_file, walk_repository
+from .walker import UnsafePathError, WalkConfig, WalkEntry, read_text_file, resolve_inside, walk_repository
 
 logger = logging.getLogger(__name__)
 
@@ -230,6 +232,78 @@ class DictionaryBuilder:
         }
         return dictionary, stats
 
+    def refresh_paths(
+        self, root: str | Path, previous: AliasDictionary | None, paths: Iterable[str]
+    ) -> tuple[AliasDictionary, BuildStats] | None:
+        """
+        `refresh` without walking the tree, when only the content of files the previous build read has changed
+        (a push that edited files): only `paths` are looked at, everything else is reused from `previous`.
+
+        :param paths: Paths relative to `root` that may have changed (others did not).
+        :returns: The same result as `refresh`, or None when the paths may change more than the content of files
+            already known (a file added, removed, leaving the root through a symlink, or no longer a plain file; a
+            manifest, nickname or ignore file; no usable previous build): then call `refresh`, which walks.
+        """
+        root_path = Path(root).resolve()
+        if previous is None or previous.root != str(root_path):
+            return None
+        stats = BuildStats(files_seen=len(previous.files))
+        files = dict(previous.files)
+        pushed: set[str] = set()
+        to_read: list[tuple[WalkEntry, str, FileRecord | None]] = []
+        for rel_path in dict.fromkeys(paths):
+            name = rel_path.rsplit("/", 1)[-1]
+            if name in MANIFEST_NAMES or name in DEFAULT_NICKNAME_FILES or name == ".gitignore":
+                return None
+            language = language_for_path(rel_path)
+            if language is None:
+                continue  # not a source file: no part of the dictionary
+            old = files.get(rel_path)
+            if old is None or old.language != language:
+                return None  # a file the previous build did not read: only a walk knows whether it belongs
+            try:
+                real = resolve_inside(root_path, rel_path)
+                info = real.stat()
+            except (UnsafePathError, OSError):
+                return None  # gone, or now outside the root: the walk decides what leaves
+            if not stat.S_ISREG(info.st_mode):
+                return None
+            pushed.add(rel_path)
+            if old.size == info.st_size and old.mtime_ns == info.st_mtime_ns and old.error is None:
+                stats.files_reused += 1
+                continue
+            entry = WalkEntry(rel_path=rel_path, abs_path=real, size=info.st_size, mtime_ns=info.st_mtime_ns)
+            to_read.append((entry, language, old))
+        for rel_path, record, parsed in self._read_and_parse(to_read):
+            stats.files_read += 1
+            stats.files_parsed += parsed
+            stats.files_reused += not parsed and record.error is None
+            files[rel_path] = record
+        skipped = [s for s in previous.skipped if s.path not in pushed]
+        skipped.extend(Skipped(path=path, reason=files[path].error or "") for path in pushed if files[path].error)
+        nicknames = dict(self.nicknames)
+        for name in DEFAULT_NICKNAME_FILES:
+            if (root_path / name).is_file():
+                with contextlib.suppress(ConfigFileError):  # reported by the build that read it (in `skipped`)
+                    nicknames = {**load_mapping_file(root_path / name), **nicknames}
+        packages = [
+            PackageInfo(
+                name=p.name,
+                ecosystem=p.ecosystem,  # type: ignore[arg-type]
+                root=p.root,
+                manifest=p.manifest,
+                aliases=p.aliases,
+                import_names=p.import_names,
+            )
+            for p in previous.packages
+        ]
+        dictionary = self.assemble(str(root_path), files, packages, nicknames, skipped, previous)
+        stats.symbols = len(dictionary.symbols)
+        stats.packages = len(dictionary.packages)
+        stats.files_skipped = len(skipped)
+        stats.renamed = {old: new for old, new in dictionary.renamed.items() if old not in previous.renamed}
+        return dictionary, stats
+
     def build_from_texts(
         self, sources: Iterable[SourceText], previous: AliasDictionary | None = None, root: str = ""
     ) -> tuple[AliasDictionary, BuildStats]:
@@ -353,11 +427,15 @@ class DictionaryBuilder:
         links = link_reexports(files)
         # Entries of a file whose parse, package and aliases are unchanged are reused as they are.
         reusable: dict[str, list[SymbolEntry]] = {}
+        # A rename changes the aliases of its new name only: entries named otherwise stay reusable.
+        renamed_targets: set[str] = set()
+        if previous is not None and previous.renamed != renamed:
+            renamed_targets = {n for o, n in renamed.items() if previous.renamed.get(o) != n}
+            renamed_targets |= {n for o, n in previous.renamed.items() if renamed.get(o) != n}
         if (
             previous is not None
             and previous.packages == package_entries
             and previous.nicknames == nicknames
-            and (previous.renamed == renamed)
             and _same_links(links, link_reexports(previous.files))
         ):
             for entry in previous.symbols:
@@ -366,7 +444,12 @@ class DictionaryBuilder:
         for path in sorted(files):
             record = files[path]
             old_record = previous.files.get(path) if previous is not None else None
-            if path in reusable and old_record is not None and old_record.sha256 == record.sha256:
+            if (
+                path in reusable
+                and old_record is not None
+                and old_record.sha256 == record.sha256
+                and not any(e.name in renamed_targets or e.qualified_name in renamed_targets for e in reusable[path])
+            ):
                 symbols.extend(reusable[path])
                 continue
             folder = path.rsplit("/", 1)[0] if "/" in path else ""

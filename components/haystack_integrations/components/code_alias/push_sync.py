@@ -1,0 +1,281 @@
+"""A warm, incremental sync for a server: the pushed paths are re-read, nothing else is.
+
+`code-alias index` (`CodeSearch.index`) loads its pipeline and the index from disk, walks the tree, reads and hashes
+every file, and the server's queries then read the new build back and rebuild its BM25 index: seconds on a large
+repository. `WarmIndexer` keeps what a server's syncs share between them, and does only what a push needs:
+
+- the indexing pipeline's components (`indexing_lexical.yml`) and its writer store stay loaded between syncs (the
+  store picks up a build another process saved: `CodeIndexDocumentStore.reload`); the dictionary the last sync
+  saved is reused without reading it back (`DictionaryHandle.loaded`);
+- with the paths a push names (`live.parse_push`), only those files are read; the dictionary is refreshed from
+  them alone when they are files the last build read (`DictionaryBuilder.refresh_paths`, else it walks), and
+  files the last build did not know are admitted only if a walk of the tree lists them (ignored, vendored or
+  generated files stay out, as in a full build); a path that resolves outside the root (a symlink leading out)
+  is refused, and what the index held for it is removed. Without paths (a push that lists none, `code-alias
+  sync` from cron) the tree is walked and compared by content, as `code-alias index` does;
+- the new build is saved with the documents file's unchanged chunks not serialised again, and handed to the
+  queries of the same process in one step (`store.serve_documents`), with the BM25 index (and the other values
+  derived from the chunks) and the dictionary's hint index built before the swap, so the first question after
+  it pays for none of them.
+
+The guarantees of `CodeSearch.index` hold: the index lock is taken (a sync from cron or a person queues), what a
+killed run left is repaired first, the dictionary and the documents become current together (one manifest
+replace), a failure leaves the previous build serving (the warm state is dropped and reloaded next time), and a
+rename keeps the old name as an alias (the builder's own history). A hybrid index on the embedded default gets
+the changed chunks' vectors afterwards (`vector_fill`, the progressive indexing of `code-alias index`): the new
+chunks answer lexically from the swap on, and `ask` fuses the vectors that exist.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from haystack import Document, Pipeline
+
+from . import index_files, index_mode, repositories
+from .core.model import AliasDictionary, Skipped
+from .core.walker import (
+    DEFAULT_EXCLUDED_DIRS,
+    UnsafePathError,
+    WalkConfig,
+    read_text_file,
+    resolve_inside,
+    walk_repository,
+)
+from .dictionary_handle import DictionaryHandle
+from .paths import DICTIONARY_FILE
+from .reader import is_source_path, source_document
+from .search import CodeSearch, index_dir_environment
+
+logger = logging.getLogger(__name__)
+
+
+class WarmIndexer:
+    """
+    Refreshes one index folder on the embedded default, keeping its indexing components loaded between syncs.
+
+    ### Usage example
+
+    ```python
+    from haystack_integrations.components.code_alias.push_sync import WarmIndexer
+
+    indexer = WarmIndexer(".code-alias")
+    stats = indexer.sync("path/to/repo", paths=["pkg/payments.py"])   # a push that changed one file
+    print(stats["files_changed"], stats["seconds"])
+    indexer.close()
+    ```
+
+    :param index_dir: The index folder (built by `code-alias index`).
+    :param lexical: As `CodeSearch`; None follows the index.
+    """
+
+    def __init__(self, index_dir: str | os.PathLike[str], *, lexical: bool | None = None) -> None:
+
+        self.search = CodeSearch(index_dir, backend="embedded", lexical=lexical)
+        self.index_dir = self.search.index_dir
+        self._pipeline: Pipeline | None = None
+        self._lock = threading.Lock()
+
+    # ---- the warm components ---------------------------------------------------------------------------------
+    def _components(self) -> Pipeline:
+        from .store import writer_stores
+
+        if self._pipeline is None:
+            with writer_stores(f"warm-{index_files.new_build_id()}"):  # unseen by queries until saved
+                self._pipeline = self.search.load_pipeline("indexing_lexical")
+        return self._pipeline
+
+    def close(self) -> None:
+        """Let the warm writer store go (its documents leave memory); the next sync loads them again."""
+        from .store import CodeIndexDocumentStore
+
+        pipeline, self._pipeline = self._pipeline, None
+        if pipeline is None:
+            return
+        for _, instance in pipeline.walk():
+            store = getattr(instance, "document_store", None)
+            if isinstance(store, CodeIndexDocumentStore):
+                store.discard()
+
+    # ---- one sync ------------------------------------------------------------------------------------------
+    def sync(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        repo: str | None = None,
+        paths: list[str] | tuple[str, ...] | None = None,
+        lock_timeout: float | None = None,
+    ) -> dict[str, Any]:
+        """
+        Refresh the index of `root` (repository `repo`) and make the new build serve this process's queries.
+
+        :param paths: The files a push says were added, modified or removed (relative to `root`); None = walk the
+            tree and compare every file.
+        :param lock_timeout: Seconds to wait for another writer of the index; None waits.
+        :returns: Statistics as `CodeSearch.index` gives them, plus `paths` (None after a walk) and `refused`.
+        :raises index_files.IndexLockedError: The lock is still held after `lock_timeout`.
+        """
+        folder = Path(root)
+        if not folder.is_dir():
+            raise FileNotFoundError(f"{root}: not a folder")
+        started = time.perf_counter()
+        with self._lock, index_files.index_lock(self.index_dir, timeout=lock_timeout):
+            repaired = index_files.prepare_for_indexing(self.index_dir)
+            if repaired:
+                self.close()
+            name = repositories.repository_for_root(self.index_dir, folder, repo)
+            retrieval = self.search._retrieval_for_build()
+            index_mode.record_retrieval(self.index_dir, retrieval)
+            try:
+                with index_dir_environment(self.index_dir):  # components that name no folder use this one
+                    output = self._run(folder, name, None if paths is None else list(paths))
+            except Exception as error:
+                self.close()  # the writer store may hold half a sync: load the saved build next time
+                first_line = (str(error).splitlines() or [""])[0][:300]
+                repositories.record_repository(
+                    self.index_dir, name, root=str(folder.resolve()), last_error=f"{type(error).__name__}: {first_line}"
+                )
+                raise
+        builder, planner, persisted = output["dictionary_builder"], output["planner"], output["persister"]
+        repositories.record_repository(
+            self.index_dir,
+            name,
+            root=str(folder.resolve()),
+            documents=output["documents"],
+            symbols=builder["stats"].get("symbols"),
+            dictionary_version=builder["stats"].get("version"),
+        )
+        return {
+            "repo": name,
+            "root": str(folder.resolve()),
+            "index_dir": str(self.index_dir),
+            "dictionary": builder["stats"],
+            "files": output["files"],
+            "files_changed": len(planner["changed"]),
+            "files_removed": len(planner["removed_files"]),
+            "skipped": output["skipped"],
+            "refused": output["refused"],
+            "paths": output["paths"],
+            "sync": persisted["stats"],
+            "repaired": repaired,
+            "retrieval": retrieval,
+            "served": output["served"],
+            "seconds": round(time.perf_counter() - started, 3),
+        }
+
+    def _run(self, folder: Path, name: str, paths: list[str] | None) -> dict[str, Any]:
+        """The indexing pipeline's components in its graph's order, on the pushed paths or on the whole tree."""
+        from .store import serve_documents, serving_index
+        from .store_cache import prepare_all
+
+        pipeline = self._components()
+        builder: Any = pipeline.get_component("dictionary_builder")
+        reader: Any = pipeline.get_component("reader")
+        planner: Any = pipeline.get_component("planner")
+        splitter: Any = pipeline.get_component("splitter")
+        writer: Any = pipeline.get_component("writer")
+        persister: Any = pipeline.get_component("persister")
+        store = writer.document_store
+        store.reload()  # another process may have saved a build since the last sync
+        built = builder.run(root=str(folder), repo=name, paths=paths)
+        dictionary: AliasDictionary = built["dictionary"]
+        refused: list[dict[str, str]] = []
+        if paths is None:
+            read = reader.run(root=str(folder), dictionary=dictionary, repo=name)
+            documents, skipped = read["documents"], read["skipped"]
+        else:
+            known = set(dictionary.repositories[name].files if dictionary.repositories else dictionary.files)
+            known.update(d.meta.get("file_path") for d in store.storage.values() if d.meta.get("repo", name) == name)
+            documents, skipped, refused = read_pushed(reader, folder, paths, known, dictionary, name)
+        plan = planner.run(documents=documents, repo=name, paths=paths)
+        chunks = splitter.run(documents=plan["changed"], dictionary=dictionary)["documents"] if plan["changed"] else []
+        written = writer.run(
+            documents=chunks, removed_files=plan["removed_files"], changed_files=plan["changed_files"], repo=name
+        )
+        # What the queries derive from the chunks (BM25 index...) and the hint index, built before the swap.
+        prepared = prepare_all(serving_index(self.index_dir), store.storage.values())
+        handle = DictionaryHandle.for_path(self.index_dir / DICTIONARY_FILE)
+        hints = None
+        if handle.serving:
+            from .core.hints import HintIndex
+
+            hints = HintIndex(dictionary)
+        persisted = persister.run(stats=written["stats"], dictionary=dictionary)
+        served = serve_documents(store, prepared)
+        handle.install(dictionary, hints)
+        return {
+            "dictionary_builder": built,
+            "planner": plan,
+            "persister": persisted,
+            "documents": repositories.count_repository_documents(store, name),
+            "files": len(documents),
+            "skipped": skipped + [s for s in built["skipped"] if s not in skipped],
+            "refused": refused,
+            "paths": None if paths is None else len(paths),
+            "served": served,
+        }
+
+
+def read_pushed(
+    reader: Any,
+    root: Path,
+    paths: list[str],
+    known: set[str],
+    dictionary: AliasDictionary | None,
+    repo: str | None,
+) -> tuple[list[Document], list[dict[str, str]], list[dict[str, str]]]:
+    """
+    The file Documents of the pushed `paths` that belong in the index, as `CodeFileReader` would make them.
+
+    A path the index already knows (`known`) is read again; one it does not know is admitted only when a walk of
+    the tree (with the reader's settings) lists it, so ignored, vendored and generated files stay out. A path that
+    does not exist, is not readable text, or resolves outside `root` yields no Document: the planner then removes
+    what the index held of it.
+
+    :returns: (documents, skipped, refused), the last two as `{"path", "reason"}`.
+    """
+    documents: list[Document] = []
+    skipped: list[dict[str, str]] = []
+    refused: list[dict[str, str]] = []
+    unknown: list[str] = []
+    for rel_path in dict.fromkeys(paths):
+        if not is_source_path(rel_path):
+            continue
+        try:
+            real = resolve_inside(root, rel_path)
+        except UnsafePathError as error:
+            refused.append({"path": rel_path, "reason": str(error)})
+            continue
+        if rel_path not in known:
+            if real.exists():
+                unknown.append(rel_path)
+            continue
+        read = read_text_file(real, max_bytes=reader.max_file_bytes)
+        if isinstance(read, Skipped):
+            if real.exists():
+                skipped.append({"path": rel_path, "reason": read.reason})
+            continue
+        documents.append(source_document(rel_path, read[0], read[1], dictionary, repo))
+    if unknown:
+        wanted = set(unknown)
+        config = WalkConfig(
+            exclude_dirs=frozenset(reader.exclude_dirs) if reader.exclude_dirs is not None else DEFAULT_EXCLUDED_DIRS,
+            max_file_bytes=reader.max_file_bytes,
+            respect_gitignore=reader.respect_gitignore,
+        )
+        walk = walk_repository(root, config, wanted=lambda rel_path: rel_path in wanted)
+        skipped.extend({"path": s.path, "reason": s.reason} for s in walk.skipped if s.path in wanted)
+        for entry in walk.files:
+            read = read_text_file(entry, max_bytes=reader.max_file_bytes)
+            if isinstance(read, Skipped):
+                skipped.append({"path": read.path, "reason": read.reason})
+                continue
+            documents.append(source_document(entry.rel_path, read[0], read[1], dictionary, repo))
+    if refused:
+        logger.warning("code-alias: %d pushed path(s) refused: %s", len(refused), refused[0]["reason"])
+    return documents, skipped, refused
