@@ -57,6 +57,7 @@ from haystack_integrations.components.code_alias.core.testfiles import (
         ("packages/babel-core/babel.config.ts", True, False),
         (".eslintrc.cjs", True, False),
         ("Gruntfile.js", True, False),
+        ("Gulpfile.mjs", True, False),
         ("packages/reactivity/__benchmarks__/reactiveMap.bench.ts", True, False),
         ("src/parse.bench.mjs", True, False),
         # ... but nested folders of those names, and files that only contain the words, stay code

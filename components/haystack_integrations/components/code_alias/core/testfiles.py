@@ -60,7 +60,7 @@ SUPPORT_DIRS_AT_ROOT = frozenset(
 SUPPORT_FILE_PATTERNS: tuple[str, ...] = (
     r"[^/]*\.(config|conf)\.[cm]?[jt]s",
     r"\.[a-z]+rc\.[cm]?[jt]s",
-    r"(Gruntfile|gulpfile|Jakefile)\.[cm]?[jt]s",
+    r"([Gg]runtfile|[Gg]ulpfile|[Jj]akefile)\.[cm]?[jt]s",
 )
 _PYTHON_SUFFIXES = frozenset({".py", ".pyi", ".pyx"})
 
