@@ -267,6 +267,19 @@ def test_settings_from_env(service_module: Any, tmp_path: Path) -> None:
             service_module.ServiceSettings.from_env(bad)
 
 
+def test_service_bounds_blas_threads_like_torch_threads(service_module: Any, tmp_path: Path) -> None:
+    """Concurrent requests each multiply a query by the vector matrix: one BLAS thread each, or OpenBLAS spins."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    before = {pool["filepath"]: pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"}
+    try:
+        service = service_module.CodeAliasService(service_module.ServiceSettings(index_dir=tmp_path, torch_threads=1))
+        service._set_torch_threads()
+        assert [pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"] == [1] * len(before)
+    finally:
+        threadpool_limits(limits=max(before.values(), default=1), user_api="blas")
+
+
 def test_service_checks_arguments_itself(service_module: Any, tmp_path: Path) -> None:
     """MCP calls reach `run_api` without FastAPI's validation, so the service checks every argument too."""
     from fastapi import HTTPException

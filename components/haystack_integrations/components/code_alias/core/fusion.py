@@ -71,7 +71,9 @@ def reciprocal_rank_fusion(
                 continue
             seen.add(item)
             amount = weight * float(per_item.get(item, 1.0)) / (k + rank)
-            entry = fused.setdefault(item, Fused(item=item, score=0.0))
+            entry = fused.get(item)
+            if entry is None:  # not setdefault: that builds a Fused (and its dicts) for every item of every list
+                entry = fused[item] = Fused(item=item, score=0.0)
             entry.ranks[name] = rank
             if amount > 0:
                 entry.score += amount
