@@ -48,6 +48,16 @@ def test_concurrent_calls_share_batches_and_each_gets_its_own_result() -> None:
     assert batcher.items == 20 and batcher.batches == len(function.batches)
 
 
+def test_equal_items_from_different_callers_are_separate_jobs() -> None:
+    """The same question asked by many clients at once: every caller is answered, none is lost or answered twice."""
+    function = SlowSquares(0.02)
+    batcher = MicroBatcher(function, max_batch=4)
+    with ThreadPoolExecutor(max_workers=24) as pool:
+        results = list(pool.map(batcher, [3, 5] * 12))
+    assert results == [9, 25] * 12
+    assert sum(len(batch) for batch in function.batches) == 24
+
+
 def test_max_parallel_bounds_the_calls_running_at_once() -> None:
     running = 0
     most = 0

@@ -23,7 +23,7 @@ Result = TypeVar("Result")
 _WAITING, _TAKEN, _DONE = 0, 1, 2
 
 
-@dataclass
+@dataclass(eq=False)  # identity: two callers may submit equal items, and the queue must tell their jobs apart
 class _Job(Generic[Item, Result]):
     item: Item
     state: int = _WAITING
