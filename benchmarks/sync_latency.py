@@ -220,6 +220,7 @@ def one_push(
         "seen_before_push": seen_before,
         "server_sync_seconds": status.get("last_seconds"),
         "files_changed": status.get("files_changed"),
+        "phases": status.get("phases"),
         "finished": started + (done or 0.0),
     }
 

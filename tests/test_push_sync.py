@@ -210,3 +210,46 @@ def test_planner_with_paths_leaves_other_files_alone() -> None:
     assert plan["changed_files"] == ["a.py"] and plan["removed_files"] == ["c.py"]  # b.py: not named, kept
     with pytest.raises(ValueError, match=r"b\.py"):
         planner.run(documents=[Document(content="x", meta={"file_path": "b.py", "file_sha256": "b"})], paths=["a.py"])
+
+
+class FakeChunkEmbedder:
+    """Stands in for the chunk embedder: a 4-number vector per chunk, and a count of what it embedded."""
+
+    def __init__(self) -> None:
+        self.embedded = 0
+
+    def run(self, documents: list[Document]) -> dict[str, list[Document]]:
+        self.embedded += len(documents)
+        vectors = [[float(len(d.content or "") % 7), 1.0, 0.5, float(i % 3)] for i, d in enumerate(documents)]
+        return {
+            "documents": [
+                Document(content=d.content, meta=d.meta, embedding=v) for d, v in zip(documents, vectors, strict=True)
+            ]
+        }
+
+
+def test_a_hybrid_index_answers_the_new_chunks_at_once_and_gets_their_vectors_after(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from haystack_integrations.components.code_alias.vector_fill import vector_count
+
+    embedder = FakeChunkEmbedder()
+    monkeypatch.setattr(CodeSearch, "chunk_embedder", lambda self: embedder)
+    index_dir = tmp_path / "index"
+    CodeSearch(index_dir).index(tree)  # hybrid, progressive: every chunk gets its vector
+    first = embedder.embedded
+    served = store_module.CodeIndexDocumentStore(index_dir=str(index_dir))
+    indexer = WarmIndexer(index_dir)
+    try:
+        payments = tree / "pkg/payments.py"
+        payments.write_text(payments.read_text().replace("charge_card", "charge_wallet"), encoding="utf-8")
+        indexer.sync(tree, paths=["pkg/payments.py"])
+        fresh = [d for d in served.storage.values() if d.meta["file_path"] == "pkg/payments.py"]
+        assert fresh and all(d.embedding is None for d in fresh)  # served (lexically) before any vector
+        result = indexer.fill_vectors()
+        assert result is not None and result["embedded"] == len(fresh) == embedder.embedded - first
+        assert all(d.embedding is not None for d in served.storage.values())
+        count = vector_count(index_dir)
+        assert count is not None and count.complete
+    finally:
+        indexer.close()

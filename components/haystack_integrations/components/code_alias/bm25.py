@@ -16,6 +16,8 @@ import logging
 import os
 import shutil
 import tempfile
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +29,7 @@ from haystack.document_stores.in_memory import InMemoryDocumentStore
 from .bm25_build import TermCache, build_model
 from .core.identifiers import code_tokenize, split_identifier
 from .paths import user_cache_dir
-from .store_cache import PerStoreCache, best_first
+from .store_cache import PerStoreCache, best_first, preparing
 
 
 def document_head_text(document: Document) -> str:
@@ -98,7 +100,11 @@ class _Bm25Index:
         models = []
         for kind, text_of in (("full", document_search_text), ("head", document_head_text)):
             keys = [(kind, d.id, str(hash(d.content or ""))) for d in documents]
-            terms, vocabulary = _TERMS.terms(keys, lambda i, text_of=text_of: code_tokenize(text_of(documents[i])))
+
+            def tokens_of(i: int, text_of: Callable[[Document], str] = text_of) -> list[str]:
+                return code_tokenize(text_of(documents[i]))
+
+            terms, vocabulary = _TERMS.terms(keys, tokens_of)
             model = build_model(terms, vocabulary, k1, b)
             models.append((model, model.vocab_dict))
         return cls(documents, (models[0][0], models[1][0]), (models[0][1], models[1][1]))
@@ -169,6 +175,11 @@ class _Bm25Index:
             return np.asarray(model.get_scores(known), dtype=np.float32)
         except ValueError as error:  # a saved index that does not match its vocabulary: say so, don't guess
             raise Bm25IndexError(f"the saved BM25 index does not match its vocabulary ({error}); re-index") from error
+
+
+def _save(index: _Bm25Index, folder: Path) -> None:
+    index.save(folder)
+    _prune(folder.parent, keep=folder)
 
 
 # The terms of each chunk indexed so far, so a rebuild after a sync tokenises only the changed chunks.
@@ -251,8 +262,10 @@ class CodeBM25Retriever:
         index = _Bm25Index.load(folder, documents) if folder.is_dir() else None
         if index is None:
             index = _Bm25Index.build(documents, self.k1, self.b)
-            index.save(folder)
-            _prune(cache, keep=folder)
+            if preparing():  # a sync's swap waits for this build: save for other processes meanwhile
+                threading.Thread(target=_save, args=(index, folder), name="code-alias-bm25-save").start()
+            else:
+                _save(index, folder)
         return index
 
     @component.output_types(documents=list[Document])

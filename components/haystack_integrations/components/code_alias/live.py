@@ -84,6 +84,7 @@ class SyncStatus(TypedDict):
     files_removed: int | None
     paths: int | None
     refused: list[dict[str, str]]
+    phases: dict[str, float] | None
     pid: int | None
     repositories: dict[str, Any]
 
@@ -240,6 +241,7 @@ def read_status(index_dir: Path) -> SyncStatus:
         "files_removed": None,
         "paths": None,
         "refused": [],
+        "phases": None,
         "pid": None,
         "repositories": {},
     }
@@ -390,6 +392,7 @@ def run_sync(
             files_changed=stats["files_changed"],
             files_removed=stats["files_removed"],
             refused=stats.get("refused") or [],
+            phases=stats.get("phases"),
         )
     record.update(last_finished_at=_now(), last_seconds=round(time.perf_counter() - started, 3))
     manifest = current_manifest(folder)
@@ -432,6 +435,22 @@ class Syncer:
 
             self._indexer = WarmIndexer(self.index_dir, lexical=self.lexical)
         return self._indexer
+
+    def _fill_vectors(self) -> None:
+        """
+        A hybrid index: the synced chunks answer lexically from the swap on (`status` says the sync is done); their
+        vectors come right after, before the next sync starts. A failure here leaves them to `code-alias embed`.
+        """
+        indexer = self._indexer
+        if indexer is None:
+            return
+        try:
+            indexer.fill_vectors(lock_timeout=self.lock_timeout)
+        except Exception as error:
+            logger.warning(
+                "code-alias: vectors of the synced chunks not computed (%s); `code-alias embed` adds them",
+                _one_line(error),
+            )
 
     def submit(self, request: PushRequest, repo: str | None = None) -> dict[str, Any]:
         """
@@ -481,6 +500,7 @@ class Syncer:
                         repo=repo,
                         indexer=self.indexer(),
                     )
+                self._fill_vectors()
             except Exception:  # run_sync records its own failures; this is a bug, kept out of the worker's way
                 logger.exception("code-alias: sync worker error")
             finally:

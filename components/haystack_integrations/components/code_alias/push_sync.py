@@ -12,7 +12,8 @@ repository. `WarmIndexer` keeps what a server's syncs share between them, and do
   files the last build did not know are admitted only if a walk of the tree lists them (ignored, vendored or
   generated files stay out, as in a full build); a path that resolves outside the root (a symlink leading out)
   is refused, and what the index held for it is removed. Without paths (a push that lists none, `code-alias
-  sync` from cron) the tree is walked and compared by content, as `code-alias index` does;
+  sync` from cron), or with a `.gitignore`, nickname file or package manifest among them (they decide which
+  other files belong), the tree is walked and compared by content, as `code-alias index` does;
 - the new build is saved with the documents file's unchanged chunks not serialised again, and handed to the
   queries of the same process in one step (`store.serve_documents`), with the BM25 index (and the other values
   derived from the chunks) and the dictionary's hint index built before the swap, so the first question after
@@ -38,6 +39,8 @@ from typing import Any
 from haystack import Document, Pipeline
 
 from . import index_files, index_mode, repositories
+from .core.builder import DEFAULT_NICKNAME_FILES
+from .core.manifests import MANIFEST_NAMES
 from .core.model import AliasDictionary, Skipped
 from .core.walker import (
     DEFAULT_EXCLUDED_DIRS,
@@ -53,6 +56,9 @@ from .reader import is_source_path, source_document
 from .search import CodeSearch, index_dir_environment
 
 logger = logging.getLogger(__name__)
+
+# Chunks without a vector that `WarmIndexer.fill_vectors` embeds in one go; more go to the resumable filler.
+WARM_FILL_LIMIT = 2_000
 
 
 class WarmIndexer:
@@ -79,6 +85,7 @@ class WarmIndexer:
         self.search = CodeSearch(index_dir, backend="embedded", lexical=lexical)
         self.index_dir = self.search.index_dir
         self._pipeline: Pipeline | None = None
+        self._embedder: Any = None
         self._lock = threading.Lock()
 
     # ---- the warm components ---------------------------------------------------------------------------------
@@ -89,6 +96,47 @@ class WarmIndexer:
             with writer_stores(f"warm-{index_files.new_build_id()}"):  # unseen by queries until saved
                 self._pipeline = self.search.load_pipeline("indexing_lexical")
         return self._pipeline
+
+    def fill_vectors(self, *, lock_timeout: float | None = None) -> dict[str, Any] | None:
+        """
+        Give the chunks of a hybrid index that lack a vector theirs (after a sync: the changed chunks), with the
+        chunk embedder kept loaded, and hand the result to this process's queries as `sync` does. A backlog over
+        `WARM_FILL_LIMIT` chunks (an index built with `--background`) goes to the resumable `CodeSearch.fill_vectors`.
+
+        :returns: `{"embedded", "seconds"}`, or None for a lexical index.
+        """
+        from .store import serve_documents, serving_index
+        from .store_cache import prepare_all
+
+        if index_mode.recorded_retrieval(self.index_dir) != "hybrid":
+            return None
+        started = time.perf_counter()
+        with self._lock:
+            if self._embedder is None:
+                self._embedder = self.search.chunk_embedder()
+            writer: Any = self._components().get_component("writer")
+            store = writer.document_store
+            with index_files.index_lock(self.index_dir, timeout=lock_timeout):
+                store.reload()
+                pending = [d for d in store.storage.values() if d.embedding is None]
+            if len(pending) > WARM_FILL_LIMIT:
+                return self.search.fill_vectors(lock_timeout=lock_timeout, embedder=self._embedder)
+            if not pending:
+                return {"embedded": 0, "seconds": round(time.perf_counter() - started, 3)}
+            with index_dir_environment(self.index_dir):
+                out = self._embedder.run(documents=pending)["documents"]
+            vectors = {d.id: list(v.embedding) for d, v in zip(pending, out, strict=True) if v.embedding is not None}
+            try:
+                with index_files.index_lock(self.index_dir, timeout=lock_timeout):
+                    store.reload()  # a build another process saved meanwhile: its chunks, with these vectors
+                    store.set_embeddings(vectors)
+                    prepared = prepare_all(serving_index(self.index_dir), store.storage.values())
+                    store.persist()
+                    serve_documents(store, prepared)
+            except Exception:
+                self.close()
+                raise
+        return {"embedded": len(vectors), "seconds": round(time.perf_counter() - started, 3)}
 
     def close(self) -> None:
         """Let the warm writer store go (its documents leave memory); the next sync loads them again."""
@@ -131,6 +179,8 @@ class WarmIndexer:
             name = repositories.repository_for_root(self.index_dir, folder, repo)
             retrieval = self.search._retrieval_for_build()
             index_mode.record_retrieval(self.index_dir, retrieval)
+            if paths is not None and any(_changes_the_walk(path) for path in paths):
+                paths = None  # which files belong may have changed anywhere: compare the whole tree
             try:
                 with index_dir_environment(self.index_dir):  # components that name no folder use this one
                     output = self._run(folder, name, None if paths is None else list(paths))
@@ -165,6 +215,7 @@ class WarmIndexer:
             "repaired": repaired,
             "retrieval": retrieval,
             "served": output["served"],
+            "phases": output["phases"],
             "seconds": round(time.perf_counter() - started, 3),
         }
 
@@ -181,8 +232,19 @@ class WarmIndexer:
         writer: Any = pipeline.get_component("writer")
         persister: Any = pipeline.get_component("persister")
         store = writer.document_store
+        phases: dict[str, float] = {}
+        clock = time.perf_counter()
+
+        def lap(phase: str) -> None:
+            nonlocal clock
+            now = time.perf_counter()
+            phases[phase] = round(now - clock, 3)
+            clock = now
+
         store.reload()  # another process may have saved a build since the last sync
+        lap("reload")
         built = builder.run(root=str(folder), repo=name, paths=paths)
+        lap("dictionary")
         dictionary: AliasDictionary = built["dictionary"]
         refused: list[dict[str, str]] = []
         if paths is None:
@@ -192,22 +254,28 @@ class WarmIndexer:
             known = set(dictionary.repositories[name].files if dictionary.repositories else dictionary.files)
             known.update(d.meta.get("file_path") for d in store.storage.values() if d.meta.get("repo", name) == name)
             documents, skipped, refused = read_pushed(reader, folder, paths, known, dictionary, name)
+        lap("read")
         plan = planner.run(documents=documents, repo=name, paths=paths)
         chunks = splitter.run(documents=plan["changed"], dictionary=dictionary)["documents"] if plan["changed"] else []
         written = writer.run(
             documents=chunks, removed_files=plan["removed_files"], changed_files=plan["changed_files"], repo=name
         )
+        lap("plan_split_write")
         # What the queries derive from the chunks (BM25 index...) and the hint index, built before the swap.
         prepared = prepare_all(serving_index(self.index_dir), store.storage.values())
+        lap("prepare")
         handle = DictionaryHandle.for_path(self.index_dir / DICTIONARY_FILE)
         hints = None
         if handle.serving:
             from .core.hints import HintIndex
 
             hints = HintIndex(dictionary)
+        lap("hints")
         persisted = persister.run(stats=written["stats"], dictionary=dictionary)
+        lap("persist")
         served = serve_documents(store, prepared)
         handle.install(dictionary, hints)
+        lap("handover")
         return {
             "dictionary_builder": built,
             "planner": plan,
@@ -218,7 +286,14 @@ class WarmIndexer:
             "refused": refused,
             "paths": None if paths is None else len(paths),
             "served": served,
+            "phases": phases,
         }
+
+
+def _changes_the_walk(path: str) -> bool:
+    """A pushed file that decides which other files are read (ignore rules, nicknames, package manifests)."""
+    name = path.rsplit("/", 1)[-1]
+    return name == ".gitignore" or name in DEFAULT_NICKNAME_FILES or name in MANIFEST_NAMES
 
 
 def read_pushed(

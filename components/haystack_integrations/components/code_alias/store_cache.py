@@ -7,6 +7,7 @@ every component instance reading that store, and dropped with `forget_store` whe
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import threading
 from collections.abc import Callable, Iterable, Iterator
@@ -38,6 +39,17 @@ def fingerprint_of(index: str, stored: Iterable[Document], *, vectors: bool = Fa
         text = "\n".join(d.id for d in documents)
     digest = hashlib.sha1(text.encode()).hexdigest()
     return f"{index}:{digest}", documents
+
+
+_PREPARING: contextvars.ContextVar[bool] = contextvars.ContextVar("code_alias_preparing", default=False)
+
+
+def preparing() -> bool:
+    """
+    True while a value is built ahead of a swap (`PerStoreCache.prepare`, on a sync's path): a builder that
+    also saves its value for other processes should do that off the sync's path.
+    """
+    return _PREPARING.get()
 
 
 # A value built ahead of a swap: (cache, slot, fingerprint, value).
@@ -97,12 +109,16 @@ class PerStoreCache(Generic[T]):
             slots = [(slot, build) for slot, build in self._builders.items() if slot[0] == index]
         stored = list(documents)
         prepared: Prepared = []
-        for slot, build in slots:
-            key, ordered = fingerprint_of(index, stored, vectors=self.vectors)
-            with self._lock:
-                cached = self._values.get(slot)
-            value = cached[1] if cached is not None and cached[0] == key else build(key, ordered)
-            prepared.append((self, slot, key, value))
+        token = _PREPARING.set(True)
+        try:
+            for slot, build in slots:
+                key, ordered = fingerprint_of(index, stored, vectors=self.vectors)
+                with self._lock:
+                    cached = self._values.get(slot)
+                value = cached[1] if cached is not None and cached[0] == key else build(key, ordered)
+                prepared.append((self, slot, key, value))
+        finally:
+            _PREPARING.reset(token)
         return prepared
 
     def forget(self, index: str) -> None:
