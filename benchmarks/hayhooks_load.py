@@ -104,8 +104,10 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def start_server(index_dir: Path, log: Path, extra_env: dict[str, str], startup_seconds: float) -> tuple[Any, str]:
-    """`hayhooks run` on loopback; returns (process, base URL) once every code_alias deployment is up."""
+def start_server(
+    index_dir: Path, log: Path, extra_env: dict[str, str], startup_seconds: float, workers: int = 1
+) -> tuple[Any, str]:
+    """`hayhooks run` on loopback (`workers` processes); returns (process, base URL) once every deployment is up."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("HAYHOOKS_")}
     env.update(CODE_ALIAS_INDEX_DIR=str(index_dir), HAYSTACK_TELEMETRY_ENABLED="False", HF_HUB_OFFLINE="1")
@@ -114,7 +116,11 @@ def start_server(index_dir: Path, log: Path, extra_env: dict[str, str], startup_
     env.update(extra_env)
     with log.open("wb") as handle:
         process = subprocess.Popen(
-            [*HAYHOOKS, "run", "--pipelines-dir", str(DEPLOYMENTS), "--host", "127.0.0.1", "--port", str(port)],
+            [
+                *HAYHOOKS,
+                *("run", "--pipelines-dir", str(DEPLOYMENTS), "--host", "127.0.0.1", "--port", str(port)),
+                *("--workers", str(workers)),
+            ],
             cwd=REPO,
             env=env,
             stdout=handle,
@@ -263,6 +269,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--in-process", type=int, default=200, help="direct calls per operation for comparison")
     parser.add_argument("--phases", default=",".join(PHASES), help="endpoints to load, in order")
     parser.add_argument("--torch-threads", type=int, default=1, help="CODE_ALIAS_TORCH_THREADS of the server")
+    parser.add_argument("--workers", type=int, default=1, help="server processes (`hayhooks run --workers`)")
     parser.add_argument("--max-concurrent-asks", type=int, default=4, help="CODE_ALIAS_MAX_CONCURRENT_ASKS")
     parser.add_argument(
         "--server-env",
@@ -298,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
         server_env[key] = value
     log = Path(tempfile.mkdtemp(prefix="hayhooks-load-")) / "server.log"
     started = time.perf_counter()
-    process, url = start_server(index_dir, log, server_env, args.startup_seconds)
+    process, url = start_server(index_dir, log, server_env, args.startup_seconds, args.workers)
     startup = round(time.perf_counter() - started, 2)
     print(f"hayhooks up at {url} in {startup} s (log: {log})", flush=True)
     load: dict[str, Any] = {}
@@ -350,7 +357,7 @@ def main(argv: list[str] | None = None) -> int:
             "torch_threads": args.torch_threads,
             "max_concurrent_asks": args.max_concurrent_asks,
             "server_env": server_env,
-            "server": "hayhooks run (1 worker), loopback; the client runs on the same machine",
+            "server": f"hayhooks run ({args.workers} worker(s)), loopback; the client runs on the same machine",
         },
         "index": index,
         "startup_seconds": startup,
