@@ -1,11 +1,16 @@
 """Refresh on push: a signed webhook (or `code-alias sync`) re-indexes a repository that is already indexed.
 
-The refresh is `CodeSearch.index` on the working tree the index was built from, the very code path of
-`code-alias index`: it takes the index folder's lock (so syncs from the server, from cron and from a person queue
-behind each other), re-reads only the files whose content changed, keeps the names a rename retired as aliases,
-and makes the new dictionary and documents current with one atomic swap of `manifest.json`. Until that swap every
-question is answered from the previous build; a sync that fails leaves the previous build in place. Bringing the
-working tree up to date (`git pull`) is the deployer's job: see `docs/serving.md`.
+`code-alias sync` (cron, a person) refreshes with `CodeSearch.index` on the working tree the index was built from,
+the very code path of `code-alias index`: it walks the tree and re-indexes the files whose content changed. A
+server's syncs (embedded default) go through one warm `push_sync.WarmIndexer` per index folder, which runs the
+same indexing components but keeps them loaded between syncs, reads only the paths the push names (the whole tree
+when it names none), and hands the new build to the server's queries in one step with its BM25 index already
+built; a hybrid index gets the changed chunks' vectors right after (they answer lexically until then). Both take
+the index folder's lock (so syncs from the server, from cron and from a person queue behind each other), keep the
+names a rename retired as aliases, and make the new dictionary and documents current with one atomic swap of
+`manifest.json`. Until that swap every question is answered from the previous build; a sync that fails leaves the
+previous build in place. Bringing the working tree up to date (`git pull`) is the deployer's job: see
+`docs/serving.md`.
 
 What a webhook must carry (`verify_request`):
 
