@@ -155,9 +155,10 @@ def edit(tree: Path, rel_path: str, name: str, number: int, rename: bool) -> tup
 class Asker(threading.Thread):
     """Asks LOAD_QUESTION in a loop; records (start, seconds, status)."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, pause: float) -> None:
         super().__init__(daemon=True)
         self.url = url
+        self.pause = pause
         self.stop = threading.Event()
         self.samples: list[tuple[float, float, int]] = []
 
@@ -167,7 +168,7 @@ class Asker(threading.Thread):
                 started = time.monotonic()
                 response = http.post("/code_alias_ask/run", json={"question": LOAD_QUESTION, "top_k": 5})
                 self.samples.append((started, time.monotonic() - started, response.status_code))
-                time.sleep(0.05)
+                time.sleep(self.pause)
 
 
 def sees(http: httpx.Client, rel_path: str, word: str, rename: bool) -> bool:
@@ -234,6 +235,7 @@ def main() -> None:
     parser.add_argument("--hybrid", action="store_true", help="hybrid index (embedded default) instead of lexical")
     parser.add_argument("--work", type=Path, default=None, help="working folder (default: a temporary one)")
     parser.add_argument("--pause", type=float, default=1.5, help="seconds between pushes")
+    parser.add_argument("--ask-pause", type=float, default=0.05, help="seconds between two asks of the load client")
     parser.add_argument("--out", type=Path, default=REPO_ROOT / "benchmarks" / "results" / "sync_latency.json")
     args = parser.parse_args()
 
@@ -253,7 +255,7 @@ def main() -> None:
     index_seconds = index_tree(tree, index_dir, args.hybrid, env)
     print(f"indexed {tree} in {index_seconds:.1f} s ({'hybrid' if args.hybrid else 'lexical'})", flush=True)
     process, url = start_server(index_dir, work, env)
-    asker = Asker(url)
+    asker = Asker(url, args.ask_pause)
     pushes: list[dict[str, Any]] = []
     try:
         with httpx.Client(base_url=url, headers=AUTH, timeout=120) as http:
@@ -293,6 +295,7 @@ def main() -> None:
         "file": args.file,
         "function": args.function,
         "pushes": len(pushes),
+        "ask_pause": args.ask_pause,
         "index_seconds": round(index_seconds, 1),
         "request_to_status_done": summary([p["done_seconds"] for p in pushes if p["done_seconds"] is not None]),
         "request_to_first_ask_seeing_it": summary([p["seen_seconds"] for p in pushes if p["seen_seconds"] is not None]),
