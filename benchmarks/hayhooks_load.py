@@ -10,6 +10,7 @@ Usage (this repository's own source, the default; the index is built once into .
 
     python benchmarks/hayhooks_load.py
     python benchmarks/hayhooks_load.py --repo tests/fixtures/acme_repo --requests 500
+    python benchmarks/hayhooks_load.py --phases ask --replicas 2 --max-concurrent-asks 16   # two servers, round robin
 
 Prints the figures and writes benchmarks/results/hayhooks_load.json. Traffic goes to 127.0.0.1 only, and every
 phase stops after `--requests` requests or `--max-seconds`, whichever comes first.
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import platform
@@ -104,10 +106,8 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def start_server(
-    index_dir: Path, log: Path, extra_env: dict[str, str], startup_seconds: float, workers: int = 1
-) -> tuple[Any, str]:
-    """`hayhooks run` on loopback (`workers` processes); returns (process, base URL) once every deployment is up."""
+def start_server(index_dir: Path, log: Path, extra_env: dict[str, str], startup_seconds: float) -> tuple[Any, str]:
+    """`hayhooks run` on loopback; returns (process, base URL) once every code_alias deployment is up."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("HAYHOOKS_")}
     env.update(CODE_ALIAS_INDEX_DIR=str(index_dir), HAYSTACK_TELEMETRY_ENABLED="False", HF_HUB_OFFLINE="1")
@@ -116,11 +116,7 @@ def start_server(
     env.update(extra_env)
     with log.open("wb") as handle:
         process = subprocess.Popen(
-            [
-                *HAYHOOKS,
-                *("run", "--pipelines-dir", str(DEPLOYMENTS), "--host", "127.0.0.1", "--port", str(port)),
-                *("--workers", str(workers)),
-            ],
+            [*HAYHOOKS, "run", "--pipelines-dir", str(DEPLOYMENTS), "--host", "127.0.0.1", "--port", str(port)],
             cwd=REPO,
             env=env,
             stdout=handle,
@@ -154,15 +150,23 @@ def stop_server(process: Any) -> None:
 
 
 # ---- load ------------------------------------------------------------------------------------------------------
-async def burst(url: str, phase: str, requests: int, concurrency: int, max_seconds: float) -> dict[str, Any]:
-    """`requests` POSTs to one endpoint from `concurrency` workers; stops early after `max_seconds`."""
+async def burst(urls: list[str], phase: str, requests: int, concurrency: int, max_seconds: float) -> dict[str, Any]:
+    """
+    `requests` POSTs to one endpoint from `concurrency` workers; stops early after `max_seconds`.
+
+    With several servers (replicas of the same index), request i goes to `urls[i % len(urls)]`, as a round-robin
+    proxy would send it.
+    """
     latencies: list[float] = []
     statuses: Counter[str] = Counter()
     errors: list[str] = []
     counter = iter(range(requests))
     deadline = time.monotonic() + max_seconds
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-    async with httpx.AsyncClient(base_url=url, timeout=120, limits=limits) as client:
+    async with contextlib.AsyncExitStack() as stack:
+        clients = [
+            await stack.enter_async_context(httpx.AsyncClient(base_url=url, timeout=120, limits=limits)) for url in urls
+        ]
 
         async def worker() -> None:
             for i in counter:
@@ -170,6 +174,7 @@ async def burst(url: str, phase: str, requests: int, concurrency: int, max_secon
                     return
                 started = time.perf_counter()
                 try:
+                    client = clients[i % len(clients)]
                     response = await client.post(f"/code_alias_{phase}/run", json=request_body(phase, i))
                     statuses[str(response.status_code)] += 1
                     if response.status_code != 200 and len(errors) < 5:
@@ -269,7 +274,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--in-process", type=int, default=200, help="direct calls per operation for comparison")
     parser.add_argument("--phases", default=",".join(PHASES), help="endpoints to load, in order")
     parser.add_argument("--torch-threads", type=int, default=1, help="CODE_ALIAS_TORCH_THREADS of the server")
-    parser.add_argument("--workers", type=int, default=1, help="server processes (`hayhooks run --workers`)")
+    parser.add_argument(
+        "--replicas",
+        type=int,
+        default=1,
+        help="servers of the same index, each `hayhooks run` on its own port, sent requests in turn (Hayhooks' "
+        "durable mode, which the code_alias deployments require, refuses --workers)",
+    )
     parser.add_argument("--max-concurrent-asks", type=int, default=4, help="CODE_ALIAS_MAX_CONCURRENT_ASKS")
     parser.add_argument(
         "--server-env",
@@ -305,23 +316,29 @@ def main(argv: list[str] | None = None) -> int:
         server_env[key] = value
     log = Path(tempfile.mkdtemp(prefix="hayhooks-load-")) / "server.log"
     started = time.perf_counter()
-    process, url = start_server(index_dir, log, server_env, args.startup_seconds, args.workers)
+    servers = [
+        start_server(index_dir, log.with_name(f"server-{n}.log"), server_env, args.startup_seconds)
+        for n in range(args.replicas)
+    ]
+    urls = [url for _, url in servers]
+    url = urls[0]
     startup = round(time.perf_counter() - started, 2)
-    print(f"hayhooks up at {url} in {startup} s (log: {log})", flush=True)
+    print(f"hayhooks up at {', '.join(urls)} in {startup} s (logs: {log.parent})", flush=True)
     load: dict[str, Any] = {}
     serial: dict[str, Any] = {}
     try:
         for phase in phases:
-            asyncio.run(burst(url, phase, min(50, args.requests), args.concurrency, 60.0))  # warm the server up
+            asyncio.run(burst(urls, phase, min(50, args.requests), args.concurrency, 60.0))  # warm the servers up
             serial[phase] = serial_http(url, phase, args.serial)
             print(f"{phase}: one at a time over HTTP {serial[phase]}", flush=True)
-            load[phase] = asyncio.run(burst(url, phase, args.requests, args.concurrency, args.max_seconds))
+            load[phase] = asyncio.run(burst(urls, phase, args.requests, args.concurrency, args.max_seconds))
             figures = {k: v for k, v in load[phase].items() if k not in ("error_samples", "endpoint")}
             print(f"{phase}: {args.concurrency} concurrent {figures}", flush=True)
             for sample in load[phase]["error_samples"]:
                 print(f"  error: {sample}", flush=True)
     finally:
-        stop_server(process)
+        for process, _ in servers:
+            stop_server(process)
 
     print("in-process comparison ...", flush=True)
     direct = in_process(index_dir, args.in_process, args.torch_threads)
@@ -357,7 +374,7 @@ def main(argv: list[str] | None = None) -> int:
             "torch_threads": args.torch_threads,
             "max_concurrent_asks": args.max_concurrent_asks,
             "server_env": server_env,
-            "server": f"hayhooks run ({args.workers} worker(s)), loopback; the client runs on the same machine",
+            "server": f"{args.replicas} x hayhooks run (1 process each), loopback; the client runs on the same machine",
         },
         "index": index,
         "startup_seconds": startup,
