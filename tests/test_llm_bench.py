@@ -177,3 +177,20 @@ def test_a_stopped_run_resumes_and_a_rerun_replays(bench: dict[str, Any]) -> Non
     hits = {r["question"]: r["rewrite"] for r in log if r["cache_hit"]}
     assert set(live) == set(SCRIPT) and hits == live
     assert all(d["name"] in INVENTED for r in log for d in r["dropped"] if d["kind"] == "symbol")
+
+
+def test_llm_threads_reach_the_gguf_generator(tmp_path: Path) -> None:
+    """`bench run --llm-threads N`: llama.cpp's default is half the cores, one thread on a 2-core machine."""
+    import argparse
+
+    from haystack_integrations.components.code_alias.bench_searcher import make_searcher
+
+    gguf = tmp_path / "model.gguf"
+    gguf.write_bytes(b"GGUF")
+    args = argparse.Namespace(cache_dir=tmp_path, llm_gguf=str(gguf), llm_threads=2, out=tmp_path / "out")
+    searcher = make_searcher(args)
+    assert searcher.chat_generator is not None
+    assert searcher.chat_generator["init_parameters"]["model_kwargs"]["n_threads"] == 2
+    default = make_searcher(argparse.Namespace(cache_dir=tmp_path, llm_gguf=str(gguf), out=None))
+    assert default.chat_generator is not None
+    assert "n_threads" not in default.chat_generator["init_parameters"]["model_kwargs"]

@@ -164,7 +164,10 @@ def make_searcher(args: argparse.Namespace) -> PipelineSearcher:
         from .rewriter import usable_chat_generator_spec
 
         chat_generator = usable_chat_generator_spec(
-            gguf=gguf, openai_base_url=base_url, model=getattr(args, "llm_model", None)
+            gguf=gguf,
+            openai_base_url=base_url,
+            model=getattr(args, "llm_model", None),
+            n_threads=getattr(args, "llm_threads", None),
         )
         rewriter_params["timeout"] = float(getattr(args, "llm_timeout", 60.0))
         if getattr(args, "llm_max_hints", None):

@@ -150,6 +150,7 @@ def usable_chat_generator_spec(
     openai_base_url: str | None = None,
     model: str | None = None,
     timeout: float | None = None,
+    n_threads: int | None = None,
 ) -> dict[str, Any]:
     """
     `chat_generator_spec` for a generator this process is about to run: what the CLI, the benchmark and the server
@@ -166,7 +167,9 @@ def usable_chat_generator_spec(
         raise FileNotFoundError(f"{gguf}: no such GGUF file")
     if openai_base_url and not any(os.environ.get(name) for name in OPENAI_KEY_ENV_VARS):
         os.environ[OPENAI_KEY_ENV_VARS[0]] = "no-key"
-    return chat_generator_spec(gguf=gguf, openai_base_url=openai_base_url, model=model, timeout=timeout)
+    return chat_generator_spec(
+        gguf=gguf, openai_base_url=openai_base_url, model=model, timeout=timeout, n_threads=n_threads
+    )
 
 
 @dataclass

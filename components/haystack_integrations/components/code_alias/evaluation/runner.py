@@ -514,6 +514,9 @@ def build_parser() -> argparse.ArgumentParser:
     llm.add_argument("--llm-model", help="the model name on that server")
     llm.add_argument("--llm-timeout", type=float, default=60.0, help="seconds per rewrite before falling back")
     llm.add_argument("--llm-max-hints", type=int, help="dictionary hints offered to the model (default 40)")
+    llm.add_argument(
+        "--llm-threads", type=int, help="CPU threads of a GGUF model (default: llama.cpp's, half the cores)"
+    )
 
     pre = commands.add_parser("prefetch", help="obtain every corpus and report coverage")
     add_items(pre)
