@@ -253,3 +253,24 @@ def test_a_hybrid_index_answers_the_new_chunks_at_once_and_gets_their_vectors_af
         assert count is not None and count.complete
     finally:
         indexer.close()
+
+
+def test_settle_freezes_what_is_held_and_unfreezes_now_and_then(
+    indexed: tuple[WarmIndexer, CodeSearch, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gc
+
+    from haystack_integrations.components.code_alias import push_sync
+
+    indexer, _, _ = indexed
+    monkeypatch.setattr(push_sync, "UNFREEZE_EVERY", 2)
+    unfrozen: list[int] = []
+    real_unfreeze = gc.unfreeze
+    monkeypatch.setattr(push_sync.gc, "unfreeze", lambda: (unfrozen.append(1), real_unfreeze())[1])
+    try:
+        indexer.settle()
+        assert gc.get_freeze_count() > 0 and not unfrozen
+        indexer.settle()
+        assert unfrozen == [1] and gc.get_freeze_count() > 0
+    finally:
+        real_unfreeze()

@@ -506,6 +506,8 @@ class Syncer:
                         indexer=self.indexer(),
                     )
                 self._fill_vectors()
+                if self._indexer is not None:
+                    self._indexer.settle()
             except Exception:  # run_sync records its own failures; this is a bug, kept out of the worker's way
                 logger.exception("code-alias: sync worker error")
             finally:
