@@ -382,7 +382,11 @@ class CodeTextEmbedder:
     def _embed_batch(self, texts: list[str]) -> list[list[float]]:
         """One model call for the questions of concurrent callers, with the text embedder's own settings."""
         embedder = self._embedder
-        assert embedder is not None and embedder.embedding_backend is not None
+        assert embedder is not None
+        if len(texts) == 1:  # a lone question: the text embedder's own public path
+            return [embedder.run(text=texts[0])["embedding"]]
+        assert embedder.embedding_backend is not None
+        # Several: the same backend call `SentenceTransformersTextEmbedder.run` makes, with all the texts at once.
         return embedder.embedding_backend.embed(
             [embedder.prefix + text + embedder.suffix for text in texts],
             batch_size=self.max_batch_size,
