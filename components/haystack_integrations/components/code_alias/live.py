@@ -425,11 +425,11 @@ class Syncer:
     _requested: int = 0
     _done: int = 0
     _running: bool = False
-    _paths: list[str] = field(default_factory=list)
+    _paths: dict[str | None, list[str]] = field(default_factory=dict)  # per repository (None: the only one)
     _repos: set[str | None] = field(default_factory=set)
     _thread: threading.Thread | None = None
     _indexer: WarmIndexer | None = None
-    _walk: bool = False
+    _walks: set[str | None] = field(default_factory=set)  # repositories a request without paths asked for
 
     def indexer(self) -> WarmIndexer | None:
         """The warm indexer the syncs share (embedded default only; Elasticsearch re-indexes as the CLI does)."""
@@ -464,8 +464,9 @@ class Syncer:
         """
         with self._condition:
             self._requested += 1
-            self._paths.extend(request.paths)
-            self._walk = self._walk or not request.paths  # one request without paths: compare the whole tree
+            self._paths.setdefault(repo, []).extend(request.paths)
+            if not request.paths:  # one request without paths: compare the whole tree
+                self._walks.add(repo)
             self._repos.add(repo)
             ahead = 1 if self._running else 0
             if self._thread is None or not self._thread.is_alive():
@@ -485,21 +486,23 @@ class Syncer:
                 if self._done >= self._requested:
                     self._thread = None
                     return
-                target, paths, self._paths = self._requested, tuple(dict.fromkeys(self._paths)), []
-                if self._walk:
-                    paths, self._walk = (), False
+                target, pending, walks = self._requested, self._paths, self._walks
+                self._paths, self._walks = {}, set()
                 # One sync per repository asked for since the last one; None (all of them) covers every name.
                 repos = [None] if None in self._repos else sorted(r for r in self._repos if r is not None)
                 self._repos = set()
                 self._running = True
             try:
                 for repo in repos:
+                    # A repository's own pushes' paths (all of them for None); none at all: walk its tree.
+                    named = [p for r, ps in pending.items() if repo is None or r == repo for p in ps]
+                    walk = None in walks or repo in walks or (repo is None and bool(walks))
                     run_sync(
                         self.index_dir,
                         backend=self.backend,
                         lexical=self.lexical,
                         trigger="webhook",
-                        paths=paths,
+                        paths=() if walk else tuple(dict.fromkeys(named)),
                         sync_id=target,
                         lock_timeout=self.lock_timeout,
                         repo=repo,
