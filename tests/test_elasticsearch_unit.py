@@ -588,3 +588,14 @@ def test_elasticsearch_pipelines_load_in_a_fresh_process_without_a_server(name: 
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, check=False)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().endswith("True")
+
+
+def test_the_knn_retriever_takes_the_query_pipelines_array() -> None:
+    """`CodeTextEmbedder.vector` (float32) reaches Elasticsearch as the JSON list of floats its client sends."""
+    import numpy as np
+
+    from haystack_integrations.components.code_alias.elasticsearch.retriever import _as_floats
+
+    assert _as_floats(np.array([0.5, -1.0, 2.0], dtype=np.float32)) == [0.5, -1.0, 2.0]
+    assert all(type(value) is float for value in _as_floats(np.ones(3, dtype=np.float32)))
+    assert _as_floats([0.1, 0.2]) == [0.1, 0.2]

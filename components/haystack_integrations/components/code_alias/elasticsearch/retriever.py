@@ -6,6 +6,7 @@ import math
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
 from haystack import Document, component, default_from_dict, default_to_dict
 from haystack.document_stores.types import FilterPolicy
 from haystack.document_stores.types.filter_policy import apply_filter_policy
@@ -19,6 +20,13 @@ __all__ = ["CodeElasticsearchBM25Retriever", "CodeElasticsearchEmbeddingRetrieve
 
 # Same scaling as the integration's BM25 retrieval (expit(score / 8)).
 BM25_SCALING_FACTOR = 8.0
+
+
+def _as_floats(query_embedding: list[float] | np.ndarray) -> list[float]:
+    """The Elasticsearch client sends JSON: an array (the query pipelines pass one) becomes a list of floats."""
+    if isinstance(query_embedding, np.ndarray):
+        return [float(value) for value in query_embedding.reshape(-1)]
+    return query_embedding
 
 
 def _hit_to_document(hit: dict[str, Any]) -> Document:
@@ -282,7 +290,7 @@ class CodeElasticsearchEmbeddingRetriever(ElasticsearchEmbeddingRetriever):
     @component.output_types(documents=list[Document])
     def run(
         self,
-        query_embedding: list[float],
+        query_embedding: list[float] | np.ndarray,
         filters: dict[str, Any] | None = None,
         top_k: int | None = None,
         scale_score: bool | None = None,
@@ -291,7 +299,7 @@ class CodeElasticsearchEmbeddingRetriever(ElasticsearchEmbeddingRetriever):
         """
         Retrieve the chunks nearest to a query embedding.
 
-        :param query_embedding: The query vector.
+        :param query_embedding: The query vector: a list of floats, or an array (`CodeTextEmbedder.vector`).
         :param filters: Haystack filters; combined with the init filters by `filter_policy`.
         :param top_k: Overrides the init `top_k`.
         :param scale_score: As in `InMemoryEmbeddingRetriever`: None or True keep Elasticsearch's score, which for
@@ -300,6 +308,7 @@ class CodeElasticsearchEmbeddingRetriever(ElasticsearchEmbeddingRetriever):
         :returns: `documents`, nearest first.
         :raises CodeAliasBackendError: Unreachable server, refused key, or a vector of the wrong size.
         """
+        query_embedding = _as_floats(query_embedding)
         self._check(query_embedding)
         with _errors_for(self._document_store):
             # Explicit base call: @component rebuilds the class, so a zero-argument super() would not resolve.
@@ -311,13 +320,14 @@ class CodeElasticsearchEmbeddingRetriever(ElasticsearchEmbeddingRetriever):
     @component.output_types(documents=list[Document])
     async def run_async(
         self,
-        query_embedding: list[float],
+        query_embedding: list[float] | np.ndarray,
         filters: dict[str, Any] | None = None,
         top_k: int | None = None,
         scale_score: bool | None = None,
         return_embedding: bool | None = None,
     ) -> dict[str, list[Document]]:
         """Asynchronous `run` (same parameters and result)."""
+        query_embedding = _as_floats(query_embedding)
         with _errors_for(self._document_store):
             await self._document_store._ensure_initialized_async()
         check = getattr(self._document_store, "check_query_embedding", None)
