@@ -192,3 +192,23 @@ def test_build_from_texts_matches_disk_build_symbols(acme_repo: Path) -> None:
     assert {s.qualified_name for s in memory.symbols} == {s.qualified_name for s in disk.symbols}
     assert {p.name for p in memory.packages} == {"@acme/payments-core"}
     assert memory.package_for_file("packages/payments-core/src/retry.ts") == "@acme/payments-core"
+
+
+def test_files_parsed_by_an_older_extractor_are_parsed_again(acme_repo: Path) -> None:
+    """A dictionary saved by an older release (records without `extractor`) is not reused for unchanged files."""
+    from haystack_integrations.components.code_alias.core.model import AliasDictionary
+
+    builder = DictionaryBuilder()
+    first, _ = builder.build(acme_repo)
+    raw = first.model_dump(mode="json")
+    for record in raw["files"].values():
+        del record["extractor"]  # what a dictionary written before the field looks like
+    older = AliasDictionary.model_validate(raw)
+    assert not any(record.current for record in older.files.values())
+    refreshed, stats = builder.refresh(acme_repo, older)
+    assert stats.files_parsed == len(first.files) - sum(r.error is not None for r in first.files.values())
+    assert all(record.current for record in refreshed.files.values())
+    assert refreshed.symbols == first.symbols
+    assert builder.refresh_paths(acme_repo, older, ["services/auth/acme_auth/tokens.py"]) is None  # walks instead
+    _, again = builder.refresh(acme_repo, refreshed)
+    assert again.files_parsed == 0

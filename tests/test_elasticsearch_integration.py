@@ -35,6 +35,7 @@ from haystack.document_stores.types import DuplicatePolicy
 from haystack.utils import Secret
 from haystack_integrations.document_stores.elasticsearch import ElasticsearchDocumentStore
 
+from haystack_integrations.components.code_alias.core.chunking import CHUNKER_VERSION
 from haystack_integrations.components.code_alias.elasticsearch import (
     CodeAliasBackendError,
     CodeElasticsearchBM25Retriever,
@@ -164,6 +165,7 @@ def _chunk_documents(with_embeddings: bool = True) -> list[Document]:
                     "end_line": 2,
                     "file_sha256": hashlib.sha256(item["content"].encode()).hexdigest(),
                     "file_chunk_count": 1,
+                    "chunker": CHUNKER_VERSION,
                 },
             )
         )

@@ -21,6 +21,7 @@ from haystack.document_stores.types import DuplicatePolicy
 from haystack.utils import Secret
 from haystack_integrations.document_stores.elasticsearch import ElasticsearchDocumentStore
 
+from haystack_integrations.components.code_alias.core.chunking import CHUNKER_VERSION
 from haystack_integrations.components.code_alias.core.identifiers import STOP_WORDS
 from haystack_integrations.components.code_alias.elasticsearch import (
     CodeAliasBackendError,
@@ -490,7 +491,7 @@ def test_sync_reads_elasticsearch_state_narrowly(fake_client: type[_FakeClient])
     assert isinstance(client, _FakeClient)
 
     def hit(path: str, chunk_id: str, sha: str, count: int) -> dict[str, Any]:
-        source = {"file_path": path, "file_sha256": sha, "file_chunk_count": count}
+        source = {"file_path": path, "file_sha256": sha, "file_chunk_count": count, "chunker": CHUNKER_VERSION}
         return {"_id": chunk_id, "_source": source, "sort": [path, chunk_id]}
 
     client.pages = [[hit("a.py", "1", "h", 2), hit("a.py", "2", "h", 2)], [hit("b.py", "3", "g", 1)]]
@@ -498,13 +499,13 @@ def test_sync_reads_elasticsearch_state_narrowly(fake_client: type[_FakeClient])
     assert sorted(states) == ["a.py", "b.py"] and states["a.py"].in_sync_with("h")
     assert not states["b.py"].in_sync_with("h")
     first = client.searches[0]
-    assert first["source_includes"] == ["file_path", "file_sha256", "file_chunk_count", "repo"]
+    assert first["source_includes"] == ["file_path", "file_sha256", "file_chunk_count", "repo", "chunker"]
     assert "search_after" not in first
     assert client.searches[1]["search_after"] == ["a.py", "2"]
     # The generic sync entry point dispatches Elasticsearch stores to the narrow read.
     client.pages = [[hit("c.py", "4", "k", 1)]]
     assert list(read_file_states(store)) == ["c.py"]
-    assert client.searches[-1]["source_includes"] == ["file_path", "file_sha256", "file_chunk_count", "repo"]
+    assert client.searches[-1]["source_includes"] == ["file_path", "file_sha256", "file_chunk_count", "repo", "chunker"]
 
 
 def test_sync_reads_one_repositorys_state(fake_client: type[_FakeClient]) -> None:
@@ -513,7 +514,8 @@ def test_sync_reads_one_repositorys_state(fake_client: type[_FakeClient]) -> Non
     assert isinstance(client, _FakeClient)
 
     def hit(path: str, chunk_id: str, repo: str | None) -> dict[str, Any]:
-        source = {"file_path": path, "file_sha256": "h", "file_chunk_count": 1, **({"repo": repo} if repo else {})}
+        source = {"file_path": path, "file_sha256": "h", "file_chunk_count": 1, "chunker": CHUNKER_VERSION}
+        source.update({"repo": repo} if repo else {})
         return {"_id": chunk_id, "_source": source, "sort": [path, chunk_id]}
 
     client.pages = [

@@ -12,6 +12,7 @@ from haystack.document_stores.in_memory import InMemoryDocumentStore
 
 from haystack_integrations.components.code_alias import index_files
 from haystack_integrations.components.code_alias.core.builder import DictionaryBuilder
+from haystack_integrations.components.code_alias.core.chunking import CHUNKER_VERSION
 from haystack_integrations.components.code_alias.core.model import AliasDictionary
 from haystack_integrations.components.code_alias.core.repositories import (
     RepositoryNameError,
@@ -262,7 +263,7 @@ def test_planner_and_writer_touch_only_their_repository() -> None:
     store = InMemoryDocumentStore()
 
     def chunk(repo: str | None, path: str, sha: str) -> Document:
-        meta = {"file_path": path, "file_sha256": sha, "file_chunk_count": 1}
+        meta = {"file_path": path, "file_sha256": sha, "file_chunk_count": 1, "chunker": CHUNKER_VERSION}
         return Document(content=f"{repo} {path}", meta={**meta, **({"repo": repo} if repo else {})})
 
     store.write_documents([chunk("a", "x.py", "1"), chunk("b", "x.py", "2"), chunk("b", "y.py", "3")])

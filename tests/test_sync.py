@@ -11,6 +11,7 @@ from haystack import Document, Pipeline
 from haystack.document_stores.in_memory import InMemoryDocumentStore
 from haystack.document_stores.types import DuplicatePolicy
 
+from haystack_integrations.components.code_alias.core.chunking import CHUNKER_VERSION
 from haystack_integrations.components.code_alias.sync import (
     FileState,
     IndexSyncPlanner,
@@ -65,6 +66,7 @@ def split(files: list[Document], repo: dict[str, list[tuple[str, str]]]) -> list
                         "end_line": number,
                         "file_sha256": file.meta["file_sha256"],
                         "file_chunk_count": len(parts),
+                        "chunker": CHUNKER_VERSION,
                     },
                 )
             )
@@ -181,6 +183,22 @@ def test_interrupted_removal_is_completed_by_a_rerun() -> None:
     assert stored(store) == expected(smaller)
 
 
+def test_chunks_cut_by_an_older_chunker_are_resplit() -> None:
+    """An index built before a chunking change (no or another `chunker`) re-splits those files on the next sync."""
+    store = InMemoryDocumentStore()
+    sync(store, REPO)
+    older = [
+        Document(id=d.id, content=d.content, meta={k: v for k, v in d.meta.items() if k != "chunker"})
+        for d in store.filter_documents()
+        if d.meta["file_path"] == "pay/retry.py"
+    ]
+    store.write_documents(older, policy=DuplicatePolicy.OVERWRITE)
+    again = sync(store, REPO)
+    assert again["changed_files"] == ["pay/retry.py"]
+    assert all(d.meta.get("chunker") == CHUNKER_VERSION for d in store.filter_documents())
+    assert sync(store, REPO)["changed_files"] == []
+
+
 def test_surplus_chunks_make_a_file_out_of_sync() -> None:
     state = FileState()
     for _ in range(3):
@@ -191,9 +209,11 @@ def test_surplus_chunks_make_a_file_out_of_sync() -> None:
     state.add("old", 2)
     assert not state.in_sync_with("h")
     state = FileState()
-    state.add("h", 2)
-    state.add("h", 2)
+    state.add("h", 2, chunker=CHUNKER_VERSION)
+    state.add("h", 2, chunker=CHUNKER_VERSION)
     assert state.in_sync_with("h") and not state.in_sync_with("other")
+    state.add("h", 2)  # a chunk of an older chunker (and a surplus one)
+    assert not state.in_sync_with("h")
 
 
 def test_read_file_states_groups_by_path() -> None:

@@ -6,7 +6,7 @@ from typing import Any
 
 from haystack import Document, component, default_from_dict, default_to_dict
 
-from .core.chunking import MAX_CHUNK_LINES, chunk_file
+from .core.chunking import CHUNKER_VERSION, MAX_CHUNK_LINES, chunk_file
 from .core.model import AliasDictionary
 from .core.symbols import extract_symbols, language_for_path
 
@@ -18,8 +18,8 @@ class CodeSplitter:
 
     Each chunk's meta: `file_path`, `language`, `symbol`, `qualified_name`, `kind`, `package`, `start_line`,
     `end_line`, plus `file_sha256` and `file_chunk_count` from the file (so an index sync can tell a complete
-    file from a half-written one). When the alias dictionary is given, its parsed symbols are reused instead of
-    parsing again.
+    file from a half-written one), and `chunker` (`CHUNKER_VERSION`: a file cut by an older release is re-split).
+    When the alias dictionary is given, its parsed symbols are reused instead of parsing again.
 
     ### Usage example
 
@@ -79,6 +79,7 @@ class CodeSplitter:
                             "end_line": piece.end_line,
                             "file_sha256": digest,
                             "file_chunk_count": len(pieces),
+                            "chunker": CHUNKER_VERSION,
                             **({"repo": repo} if repo is not None else {}),
                         },
                     )

@@ -45,6 +45,7 @@ from haystack.document_stores.in_memory import InMemoryDocumentStore
 from haystack.document_stores.types import DocumentStore, DuplicatePolicy
 from tqdm import tqdm
 
+from .core.chunking import CHUNKER_VERSION
 from .progress import progress_bar
 
 logger = logging.getLogger(__name__)
@@ -72,10 +73,12 @@ class FileState:
     declared_counts: set[int] = field(default_factory=set)
     stored: int = 0
     repos: set[str | None] = field(default_factory=set)
+    chunkers: set[Any] = field(default_factory=set)
 
-    def add(self, sha256: Any, chunk_count: Any, repo: Any = None) -> None:
-        """Record one stored chunk (of repository `repo`, None when untagged)."""
+    def add(self, sha256: Any, chunk_count: Any, repo: Any = None, chunker: Any = None) -> None:
+        """Record one stored chunk (of repository `repo`, None when untagged; cut by `chunker`'s version)."""
         self.stored += 1
+        self.chunkers.add(chunker)
         self.repos.add(repo if isinstance(repo, str) else None)
         self.hashes.add(str(sha256) if sha256 is not None else "")
         try:
@@ -86,9 +89,12 @@ class FileState:
     def in_sync_with(self, sha256: str, repo: str | None = None) -> bool:
         """
         Every chunk has this hash, they agree on the chunk count, and exactly that many are stored; with `repo`,
-        every chunk is tagged with it too (untagged chunks of an index built before names get re-tagged).
+        every chunk is tagged with it too (untagged chunks of an index built before names get re-tagged); and
+        today's chunker cut them (a release that cuts files differently re-splits them on the next sync).
         """
         if repo is not None and self.repos != {repo}:
+            return False
+        if self.chunkers != {CHUNKER_VERSION}:
             return False
         return self.hashes == {sha256} and self.declared_counts == {self.stored}
 
@@ -128,7 +134,10 @@ def _states_from_documents(documents: Iterable[Document], repo: str | None = Non
         stored = document.meta.get("repo")
         if isinstance(path, str) and path and in_repo_scope(stored, repo):
             states.setdefault(path, FileState()).add(
-                document.meta.get("file_sha256"), document.meta.get("file_chunk_count"), stored
+                document.meta.get("file_sha256"),
+                document.meta.get("file_chunk_count"),
+                stored,
+                document.meta.get("chunker"),
             )
     return states
 
@@ -276,9 +285,7 @@ class IndexSyncPlanner:
     @component.output_types(
         changed=list[Document], changed_files=list[str], removed_files=list[str], unchanged_files=list[str]
     )
-    def run(
-        self, documents: list[Document], repo: str | None = None, paths: list[str] | None = None
-    ) -> dict[str, Any]:
+    def run(self, documents: list[Document], repo: str | None = None, paths: list[str] | None = None) -> dict[str, Any]:
         """
         Plan a sync.
 

@@ -26,7 +26,16 @@ import yaml
 
 from .identifiers import split_identifier, text_words, unique
 from .manifests import MANIFEST_NAMES, discover_packages
-from .model import AliasDictionary, FileRecord, PackageEntry, PackageInfo, Skipped, SymbolDef, SymbolEntry
+from .model import (
+    EXTRACTOR_VERSION,
+    AliasDictionary,
+    FileRecord,
+    PackageEntry,
+    PackageInfo,
+    Skipped,
+    SymbolDef,
+    SymbolEntry,
+)
 from .reexports import ReexportLinks, link_reexports
 from .symbols import LANGUAGE_BY_EXTENSION, extract_symbols, language_for_path
 from .testfiles import is_fixture_file
@@ -118,13 +127,27 @@ def _read_and_parse_one(job: tuple[WalkEntry, str, FileRecord | None, int]) -> t
     entry, language, old, max_bytes = job
     read = read_text_file(entry, max_bytes=max_bytes)
     if isinstance(read, Skipped):
-        record = FileRecord(sha256="", size=entry.size, mtime_ns=entry.mtime_ns, language=language, error=read.reason)
+        record = FileRecord(
+            sha256="",
+            size=entry.size,
+            mtime_ns=entry.mtime_ns,
+            language=language,
+            error=read.reason,
+            extractor=EXTRACTOR_VERSION,
+        )
         return entry.rel_path, record, False
     text, digest = read
-    if old is not None and old.sha256 == digest and old.error is None:
+    if old is not None and old.sha256 == digest and old.error is None and old.current:
         return entry.rel_path, old.model_copy(update={"mtime_ns": entry.mtime_ns, "size": entry.size}), False
     symbols = extract_symbols(text, language, entry.rel_path)
-    record = FileRecord(sha256=digest, size=entry.size, mtime_ns=entry.mtime_ns, language=language, symbols=symbols)
+    record = FileRecord(
+        sha256=digest,
+        size=entry.size,
+        mtime_ns=entry.mtime_ns,
+        language=language,
+        symbols=symbols,
+        extractor=EXTRACTOR_VERSION,
+    )
     return entry.rel_path, record, True
 
 
@@ -201,6 +224,7 @@ class DictionaryBuilder:
                 and old.size == entry.size
                 and old.mtime_ns == entry.mtime_ns
                 and old.language == language
+                and old.current  # parsed by an older extractor: read again (a release changed what files yield)
             ):
                 stats.files_reused += 1
                 files[entry.rel_path] = old
@@ -247,6 +271,8 @@ class DictionaryBuilder:
         root_path = Path(root).resolve()
         if previous is None or previous.root != str(root_path):
             return None
+        if not all(record.current for record in previous.files.values()):
+            return None  # an older extractor parsed some files: the walk re-reads them
         stats = BuildStats(files_seen=len(previous.files))
         files = dict(previous.files)
         pushed: set[str] = set()
@@ -329,14 +355,19 @@ class DictionaryBuilder:
                 continue
             digest = hashlib.sha256(source.text.encode("utf-8", "surrogatepass")).hexdigest()
             old = old_files.get(source.rel_path)
-            if old is not None and old.sha256 == digest:
+            if old is not None and old.sha256 == digest and old.current:
                 files[source.rel_path] = old
                 stats.files_reused += 1
                 continue
             stats.files_parsed += 1
             symbols = extract_symbols(source.text, language, source.rel_path)
             files[source.rel_path] = FileRecord(
-                sha256=digest, size=len(source.text), mtime_ns=0, language=language, symbols=symbols
+                sha256=digest,
+                size=len(source.text),
+                mtime_ns=0,
+                language=language,
+                symbols=symbols,
+                extractor=EXTRACTOR_VERSION,
             )
         packages: list[PackageInfo] = []
         if manifest_texts:

@@ -22,6 +22,9 @@ CHUNK_KINDS = frozenset({"function", "method", "class", "interface", "struct", "
 # Beyond this a chunk is cut: embeddings read only the first few hundred tokens, and BM25 length
 # normalisation punishes huge chunks anyway.
 MAX_CHUNK_LINES = 400
+# Bump when `chunk_file` cuts the same file and symbols differently: an index sync then re-splits every file whose
+# stored chunks carry another version (2: a definition longer than max_lines is cut into parts, not truncated).
+CHUNKER_VERSION = 2
 
 
 @dataclass(frozen=True)

@@ -87,6 +87,14 @@ class FileRecord(BaseModel):
     language: str | None = None
     symbols: list[SymbolDef] = Field(default_factory=list)
     error: str | None = Field(default=None, description="why the file was skipped, if it was")
+    extractor: int = Field(
+        default=0, description="the EXTRACTOR_VERSION that parsed it (0: a build older than this field)"
+    )
+
+    @property
+    def current(self) -> bool:
+        """Parsed by today's extractor: only then may a refresh reuse it for unchanged content."""
+        return self.extractor == EXTRACTOR_VERSION
 
 
 class SymbolEntry(BaseModel):

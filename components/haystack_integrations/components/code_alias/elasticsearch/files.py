@@ -17,7 +17,7 @@ from ..sync import FileState, in_repo_scope
 
 __all__ = ["read_file_states", "read_file_states_async"]
 
-_FIELDS = ["file_path", "file_sha256", "file_chunk_count", "repo"]
+_FIELDS = ["file_path", "file_sha256", "file_chunk_count", "repo", "chunker"]
 
 
 def _page_body(page_size: int, after: list[Any] | None) -> dict[str, Any]:
@@ -46,7 +46,7 @@ def _accumulate(
         path = source.get("file_path")
         if isinstance(path, str) and in_repo_scope(source.get("repo"), repo):
             states.setdefault(path, FileState()).add(
-                source.get("file_sha256"), source.get("file_chunk_count"), source.get("repo")
+                source.get("file_sha256"), source.get("file_chunk_count"), source.get("repo"), source.get("chunker")
             )
         last = hit.get("sort")
     return last

@@ -146,6 +146,7 @@ def code_index_mappings(
             "repo": {"type": "keyword"},  # the repository of the chunk, in an index of several
             "file_sha256": {"type": "keyword"},
             "file_chunk_count": {"type": "integer"},
+            "chunker": {"type": "integer"},  # the chunker version (an index sync re-splits older chunks)
             "start_line": {"type": "integer"},
             "end_line": {"type": "integer"},
         },
