@@ -230,11 +230,7 @@ class DictionaryBuilder:
                 files[entry.rel_path] = old
             else:
                 to_read.append((entry, language, old))
-        for rel_path, record, parsed in self._read_and_parse(to_read):
-            stats.files_read += 1
-            stats.files_parsed += parsed
-            stats.files_reused += not parsed and record.error is None
-            files[rel_path] = record
+        self._read_into(files, to_read, stats)
         files = dict(sorted(files.items()))
         for rel_path, record in files.items():
             if record.error is not None:
@@ -300,11 +296,7 @@ class DictionaryBuilder:
                 continue
             entry = WalkEntry(rel_path=rel_path, abs_path=real, size=info.st_size, mtime_ns=info.st_mtime_ns)
             to_read.append((entry, language, old))
-        for rel_path, record, parsed in self._read_and_parse(to_read):
-            stats.files_read += 1
-            stats.files_parsed += parsed
-            stats.files_reused += not parsed and record.error is None
-            files[rel_path] = record
+        self._read_into(files, to_read, stats)
         skipped = [s for s in previous.skipped if s.path not in pushed]
         skipped.extend(Skipped(path=path, reason=files[path].error or "") for path in pushed if files[path].error)
         nicknames = dict(self.nicknames)
@@ -386,6 +378,16 @@ class DictionaryBuilder:
         return dictionary, stats
 
     # ---- steps ---------------------------------------------------------------------------------------------
+    def _read_into(
+        self, files: dict[str, FileRecord], work: list[tuple[WalkEntry, str, FileRecord | None]], stats: BuildStats
+    ) -> None:
+        """Read and parse `work` into `files`, counting what was read, parsed and reused in `stats`."""
+        for rel_path, record, parsed in self._read_and_parse(work):
+            stats.files_read += 1
+            stats.files_parsed += parsed
+            stats.files_reused += not parsed and record.error is None
+            files[rel_path] = record
+
     def _read_and_parse(
         self, work: list[tuple[WalkEntry, str, FileRecord | None]]
     ) -> Iterator[tuple[str, FileRecord, bool]]:
