@@ -23,6 +23,7 @@ from haystack_integrations.components.code_alias.core.repositories import (
     remote_repo_name,
     without_repository,
 )
+from haystack_integrations.components.code_alias.paths import DICTIONARY_FILE
 from haystack_integrations.components.code_alias.repositories import read_repositories, repository_filters
 from haystack_integrations.components.code_alias.search import CodeSearch
 from haystack_integrations.components.code_alias.sync import IndexSyncPlanner, IndexSyncWriter
@@ -308,7 +309,7 @@ def test_ask_narrows_to_a_named_package_and_falls_back_when_that_finds_nothing(t
     search = CodeSearch(tmp_path / "index", lexical=True)
     search.index(alpha)
     search.index(beta)
-    plain = search.ask("where is shared_helper in alpha-payments?")
+    plain = search.ask("where is shared_helper in alpha-payments?", select_repository=False)
     assert {f.get("repo") for f in plain.files} == {"alpha", "beta"}
     narrowed = search.ask("where is shared_helper in alpha-payments?", infer_filters=True)
     assert narrowed.rewrite["inferred_filter"] == {"package": ["alpha-payments"], "used": True}

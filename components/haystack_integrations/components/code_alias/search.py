@@ -118,6 +118,22 @@ def index_dir_environment(index_dir: Path) -> contextlib.AbstractContextManager[
     return environment_variable(INDEX_DIR_ENV, str(index_dir))
 
 
+def repository_boosted(documents: list[Document], prior: dict[str, float] | None) -> list[Document]:
+    """`documents` re-ranked by a repository prior (`core.repository_selection.boost_by_repository`) file by file
+    (a file ranks where its best chunk is, as `rank_files` ranks them), scored by the fused value; unchanged when
+    there is no prior."""
+    if not prior:
+        return documents
+    from dataclasses import replace
+
+    from .core.repository_selection import boost_by_repository
+
+    fused = boost_by_repository(
+        documents, lambda d: d.meta.get("repo"), prior, group_of=lambda d: (d.meta.get("repo"), d.meta.get("file_path"))
+    )
+    return [replace(document, score=score) for document, score in fused]
+
+
 @dataclass
 class AskResult:
     """One answer: ranked symbols and files, the chunks, the rewrite, and each retriever's own ranking."""
@@ -133,6 +149,8 @@ class AskResult:
     seconds: float = 0.0
     test_files: TestFiles = "keep"
     fusion: RankFusion = field(default_factory=RankFusion)
+    #: Repository -> posterior that re-ranks every mode's chunks (`core.repository_selection`); None: no prior.
+    repository_prior: dict[str, float] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The answer as JSON: symbols first (what the question asks for), then files, then the rewrite."""
@@ -158,7 +176,7 @@ class AskResult:
             raise ValueError(f"unknown retrieval {retrieval!r}; expected hybrid, bm25 or embedding")
         own = self.bm25_documents if retrieval == "bm25" else self.embedding_documents
         if not self.definition_documents:
-            return own
+            return repository_boosted(own, self.repository_prior)
         fused = self.fusion.run(
             bm25_documents=own if retrieval == "bm25" else None,
             embedding_documents=own if retrieval == "embedding" else None,
@@ -166,7 +184,7 @@ class AskResult:
             hints=self.rewrite.get("hints"),
             top_k=None,
         )
-        return list(fused["documents"])
+        return repository_boosted(list(fused["documents"]), self.repository_prior)
 
     def ranked_symbols(self, retrieval: str = "hybrid", top_k: int | None = None) -> list[RankedSymbol]:
         """The symbols of one retrieval mode's ranking, with the pipeline's test-file policy (as `FileRanker`)."""
@@ -596,6 +614,7 @@ class CodeSearch:
         repo: str | list[str] | None = None,
         package: str | list[str] | None = None,
         infer_filters: bool = False,
+        select_repository: bool | None = None,
     ) -> AskResult:
         """
         Answer a question with ranked files and chunks.
@@ -612,6 +631,11 @@ class CodeSearch:
             (`repositories.inferred_packages`), ask again narrowed to them; the narrowed answer is kept only when
             it found something (else the first one is, so narrowing never answers with nothing). The answer's
             `rewrite["inferred_filter"]` says what was inferred and whether it was used.
+        :param select_repository: On an index of several repositories, when no `repo` or `package` is given: infer
+            which repository the question is about (`core.repository_selection`: the question's words per
+            repository, and where each repository's files rank) and boost its chunks, or narrow to it when the
+            posterior is at least `FILTER_POSTERIOR` (kept only when that found something). None (default): on;
+            False: off. The answer's `rewrite["inferred_repository"]` records it (None when nothing was inferred).
         :raises ValueError: An empty question, `mode="llm"` on a search built without `llm=True`, or a bad
             `repo`/`package` value.
         """
@@ -685,7 +709,7 @@ class CodeSearch:
         if symbols is None:
             symbols = rank_symbols(documents, top_k, test_files=test_files, question=question)
         joiner = pipeline.get_component("joiner") if "joiner" in pipeline.graph.nodes else None
-        return AskResult(
+        answer = AskResult(
             question=question,
             files=files,
             symbols=symbols,
@@ -698,3 +722,41 @@ class CodeSearch:
             definition_documents=output.get("definitions", {}).get("documents", []),
             seconds=seconds,
         )
+        rewrite["inferred_repository"] = None
+        if select_repository is False or filters is not None:
+            return answer
+        options = {"top_k": top_k, "use_rewrite": use_rewrite, "candidates": candidates, "mode": mode}
+        return self._select_repository(answer, pipeline, options)
+
+    def _select_repository(self, answer: AskResult, pipeline: Pipeline, options: dict[str, Any]) -> AskResult:
+        """`answer` boosted toward the repository its question is likely about, or narrowed to it (see `ask`)."""
+        from .core.identifiers import code_tokenize
+        from .core.repository_selection import VOTE_DEPTH, select_repository
+        from .repository_evidence import repository_terms
+
+        started = time.perf_counter()
+        terms = code_tokenize(answer.question)
+        statistics = repository_terms(pipeline, terms)
+        if statistics is None:  # one repository, or a backend without the term statistics
+            return answer
+        ranked = rank_files(answer.documents, VOTE_DEPTH, test_files=answer.test_files, question=answer.question)
+        selection = select_repository(
+            terms, statistics.term_documents, statistics.documents, [f.get("repo") for f in ranked]
+        )
+        if selection is None:
+            return answer
+        record: dict[str, Any] = selection.to_dict()
+        if selection.action == "filter":
+            narrowed = self.ask(answer.question, **options, repo=selection.repo, select_repository=False)
+            if narrowed.documents:
+                narrowed.rewrite["inferred_repository"] = {**record, "used": "filter"}
+                narrowed.seconds += answer.seconds + time.perf_counter() - started
+                return narrowed
+        answer.repository_prior = dict(selection.posterior)
+        answer.documents = repository_boosted(answer.documents, answer.repository_prior)
+        top_k = options["top_k"]
+        answer.files = rank_files(answer.documents, top_k, test_files=answer.test_files, question=answer.question)
+        answer.symbols = rank_symbols(answer.documents, top_k, test_files=answer.test_files, question=answer.question)
+        answer.rewrite["inferred_repository"] = {**record, "used": "boost"}
+        answer.seconds += time.perf_counter() - started
+        return answer
