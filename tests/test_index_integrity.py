@@ -20,13 +20,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 from haystack import Document
 
 from haystack_integrations.components.code_alias import bm25 as bm25_module
-from haystack_integrations.components.code_alias import index_files
-from haystack_integrations.components.code_alias.core.model import AliasDictionary
+from haystack_integrations.components.code_alias import index_delta, index_files
 from haystack_integrations.components.code_alias.embedders import (
     CHECKPOINT_BATCHES,
     CodeDocumentEmbedder,
@@ -104,9 +102,9 @@ def test_reader_during_reindex_sees_old_or_new_pair_never_a_mix(tree: Path, tmp_
     def read_once() -> tuple[bool, bool]:
         manifest = index_files.read_manifest(folder)
         assert manifest is not None and manifest.dictionary and manifest.documents
-        dictionary = AliasDictionary.load(folder / manifest.dictionary.file)
-        with np.load(folder / manifest.documents.file) as data:
-            text = data["documents"].tobytes().decode()
+        # Through the chain of deltas a sync may have appended to each file (`index_delta`), read from disk.
+        dictionary = index_delta.load_dictionary(folder, manifest.dictionary, cached=False)
+        text = "\n".join(d.content or "" for d in index_delta.load_documents(folder, manifest.documents))
         return any(s.name == "HedgeCurrencyExposure" for s in dictionary.symbols), "HedgeCurrencyExposure" in text
 
     def read() -> None:
@@ -212,9 +210,8 @@ def test_two_concurrent_index_runs_of_different_trees_end_consistent(tmp_path: P
         assert run.returncode == 0, err.decode()[-2000:]
     manifest = index_files.read_manifest(folder)
     assert manifest is not None and manifest.dictionary and manifest.documents
-    dictionary = AliasDictionary.load(folder / manifest.dictionary.file)
-    with np.load(folder / manifest.documents.file) as data:
-        paths = {json.loads(line)["meta"]["file_path"] for line in data["documents"].tobytes().decode().splitlines()}
+    dictionary = index_delta.load_dictionary(folder, manifest.dictionary, cached=False)
+    paths = {str(d.meta["file_path"]) for d in index_delta.load_documents(folder, manifest.documents)}
     # Two trees indexed into one folder are two repositories side by side (issue 11), each complete.
     files = {path for repository in dictionary.repositories.values() for path in repository.files}
     assert paths == files, "the dictionary and the documents must come from the same builds"
@@ -325,24 +322,33 @@ def _fail_at(monkeypatch: pytest.MonkeyPatch, stage: str) -> None:
     """Make one indexing stage raise, as a kill there would stop the run."""
     from haystack_integrations.components.code_alias import dictionary_builder, reader, splitter, store, sync
 
-    targets = {
-        "dictionary": (dictionary_builder.AliasDictionaryBuilder, "run"),
-        "reader": (reader.CodeFileReader, "run"),
-        "splitter": (splitter.CodeSplitter, "run"),
-        "writer": (sync.IndexSyncWriter, "run"),
-        "documents-staged": (store, "commit"),  # both files written, the manifest not yet swapped
-        "persist": (store, "documents_file_bytes"),
+    targets: dict[str, list[tuple[Any, str]]] = {
+        "dictionary": [(dictionary_builder.AliasDictionaryBuilder, "run")],
+        "reader": [(reader.CodeFileReader, "run")],
+        "splitter": [(splitter.CodeSplitter, "run")],
+        "writer": [(sync.IndexSyncWriter, "run")],
+        "documents-staged": [(store, "commit")],  # both files (or both deltas) written, the manifest not yet swapped
+        # Serialising the documents, whole or as a delta (`index_delta`), whichever this save does.
+        "persist": [(store, "documents_file_bytes"), (index_delta, "documents_delta")],
+        "dictionary-delta": [(index_delta, "stage_delta")],  # nothing written yet (a rerun in the same process)
+        "documents-delta": [(store, "stage_delta")],  # the dictionary's delta written, the documents' not
     }
-    owner, name = targets[stage]
+    for owner, name in targets[stage]:
 
-    @functools.wraps(getattr(owner, name))  # the same signature: Haystack checks `run` against `run_async`
-    def boom(*args: Any, **kwargs: Any) -> Any:
-        raise RuntimeError(f"injected failure at {stage}")
+        @functools.wraps(getattr(owner, name))  # the same signature: Haystack checks `run` against `run_async`
+        def boom(*args: Any, **kwargs: Any) -> Any:
+            raise RuntimeError(f"injected failure at {stage}")
 
-    monkeypatch.setattr(owner, name, boom)
+        monkeypatch.setattr(owner, name, boom)
 
 
-@pytest.mark.parametrize("stage", ["dictionary", "reader", "splitter", "writer", "persist", "documents-staged"])
+@pytest.mark.parametrize(
+    "stage",
+    [
+        *("dictionary", "reader", "splitter", "writer", "persist", "documents-staged"),
+        *("dictionary-delta", "documents-delta"),
+    ],
+)
 def test_failure_at_each_stage_keeps_the_old_build_and_a_rerun_completes(
     stage: str, tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -10,7 +10,7 @@ import pytest
 from haystack import Document
 from haystack.document_stores.in_memory import InMemoryDocumentStore
 
-from haystack_integrations.components.code_alias import index_files
+from haystack_integrations.components.code_alias import index_delta, index_files
 from haystack_integrations.components.code_alias.core.builder import DictionaryBuilder
 from haystack_integrations.components.code_alias.core.chunking import CHUNKER_VERSION
 from haystack_integrations.components.code_alias.core.model import AliasDictionary
@@ -50,7 +50,7 @@ def make_repo(folder: Path, files: dict[str, str]) -> Path:
 
 
 def current_dictionary(index_dir: Path) -> AliasDictionary:
-    return AliasDictionary.load(index_files.artifact_path(index_dir, "dictionary"))
+    return index_delta.load_index_dictionary(index_dir / DICTIONARY_FILE)  # with its deltas applied
 
 
 @pytest.fixture

@@ -500,10 +500,9 @@ def _answer_text(payload: dict[str, Any]) -> str:
 
 
 def _load_dictionary(index_dir: str) -> Any:
-    from .core.model import AliasDictionary
-    from .index_files import resolve_dictionary_file
+    from .index_delta import load_index_dictionary
 
-    return AliasDictionary.load(resolve_dictionary_file(Path(index_dir) / DICTIONARY_FILE))
+    return load_index_dictionary(Path(index_dir) / DICTIONARY_FILE)
 
 
 def _entries_named(

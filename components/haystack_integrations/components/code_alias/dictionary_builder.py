@@ -13,6 +13,7 @@ from .core.model import AliasDictionary, DictionaryError
 from .core.repositories import check_repo_name, merge_part, part_of
 from .core.walker import DEFAULT_EXCLUDED_DIRS, WalkConfig
 from .dictionary_handle import DictionaryHandle, dictionary_file
+from .index_delta import load_index_dictionary
 from .index_files import publish_dictionary, resolve_dictionary_file
 
 logger = logging.getLogger(__name__)
@@ -96,7 +97,7 @@ class AliasDictionaryBuilder:
         if not path.is_file():
             return None
         try:
-            return AliasDictionary.load(path)
+            return load_index_dictionary(logical)  # the manifest's file with its deltas applied
         except DictionaryError as error:
             logger.warning("Ignoring the previous dictionary, doing a full build: {error}", error=error)
             return None

@@ -12,7 +12,8 @@ from typing import Any, TypeVar
 
 from .core.hints import HintIndex
 from .core.model import AliasDictionary
-from .index_files import current_manifest, resolve_dictionary_file
+from .index_delta import chain_stamp, load_dictionary
+from .index_files import Artifact, current_manifest, resolve_dictionary_file
 from .paths import DICTIONARY_FILE, resolve_index_dir
 
 _HANDLES: dict[str, DictionaryHandle] = {}
@@ -43,17 +44,30 @@ class DictionaryHandle:
                 handle = _HANDLES[key] = cls(path)
             return handle
 
-    def _stamp_now(self) -> tuple[Path, tuple[str, int] | None]:
-        # `<index dir>/dictionary.json` names the index's current dictionary, whichever build file that is.
-        path = resolve_dictionary_file(self.path)
+    def _stamp_now(self) -> tuple[Path, tuple[str, int] | None, Artifact | None]:
+        # `<index dir>/dictionary.json` names the index's current dictionary, whichever build file (and chain of
+        # deltas, `index_delta`) that is; one manifest read decides both the stamp and what to load.
+        artifact: Artifact | None = None
+        if self.path.name == DICTIONARY_FILE:
+            manifest = current_manifest(self.path.parent)
+            if manifest is not None and not manifest.legacy:
+                artifact = manifest.dictionary
+        path = self.path.parent / artifact.file if artifact is not None else resolve_dictionary_file(self.path)
         try:
-            return path, (path.name, path.stat().st_mtime_ns)
+            if artifact is not None and artifact.deltas:
+                return path, chain_stamp(self.path.parent, artifact), artifact
+            return path, (path.name, path.stat().st_mtime_ns), artifact
         except FileNotFoundError:
-            return path, None
+            return path, None, artifact
+
+    def _load(self, path: Path, artifact: Artifact | None) -> AliasDictionary:
+        if artifact is not None:
+            return load_dictionary(self.path.parent, artifact)  # raises DictionaryError naming the file
+        return AliasDictionary.load(path)
 
     def loaded(self) -> AliasDictionary | None:
         """The dictionary this handle holds when it is still the current one on disk (None: it must be read)."""
-        _, stamp = self._stamp_now()
+        _, stamp, _ = self._stamp_now()
         with self._lock:
             return self._dictionary if self._dictionary is not None and stamp == self._stamp else None
 
@@ -64,12 +78,12 @@ class DictionaryHandle:
 
         :returns: False (and nothing changes) when the current file on disk is not of that dictionary's version.
         """
-        path, stamp = self._stamp_now()
-        manifest = current_manifest(self.path.parent)
-        recorded = manifest.dictionary if manifest is not None else None
+        path, stamp, recorded = self._stamp_now()
         if stamp is None or recorded is None or recorded.file != path.name or recorded.version != dictionary.version:
             return False
         with self._lock:
+            if hints is None and dictionary is self._dictionary:
+                hints = self._hints  # the same dictionary under a new stamp (a compaction): its hints still hold
             self._dictionary, self._hints, self._stamp = dictionary, hints, stamp  # hints None: built on first use
         return True
 
@@ -80,10 +94,10 @@ class DictionaryHandle:
             return self._hints is not None
 
     def _current(self) -> tuple[AliasDictionary, HintIndex]:
-        path, stamp = self._stamp_now()
+        path, stamp, artifact = self._stamp_now()
         with self._lock:
             if self._dictionary is None or stamp != self._stamp:
-                dictionary = AliasDictionary.load(path)  # raises DictionaryError naming the file
+                dictionary = self._load(path, artifact)  # raises DictionaryError naming the file
                 self._dictionary, self._hints, self._stamp = dictionary, HintIndex(dictionary), stamp
             elif self._hints is None:
                 self._hints = HintIndex(self._dictionary)

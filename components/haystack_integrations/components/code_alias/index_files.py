@@ -42,6 +42,8 @@ logger = logging.getLogger(__name__)
 
 MANIFEST_FILE = "manifest.json"
 MANIFEST_FORMAT = 1
+# Written only by manifests whose artefacts carry deltas, so a version that cannot apply them refuses the index.
+MANIFEST_FORMAT_DELTAS = 2
 LOCK_FILE = "index.lock"
 HOLDER_FILE = "index.lock.json"
 Kind = Literal["dictionary", "documents"]
@@ -72,11 +74,26 @@ class Artifact:
     file: str
     bytes: int = -1
     sha256: str = ""
-    count: int | None = None  # documents: chunks; dictionary: symbols
-    version: str | None = None  # dictionary version
+    count: int | None = None  # documents: chunks; dictionary: symbols (with `deltas`: after the last one)
+    version: str | None = None  # dictionary version (with `deltas`: after the last one)
+    # Changes appended to this file since it was written, oldest first (`index_delta`): what the kind holds is
+    # this file with each delta applied in turn. `count`/`version`/`embedded` describe that result.
+    deltas: tuple[Artifact, ...] = ()
+    embedded: int | None = None  # documents: chunks with a vector, when known
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if v is not None}
+        data = {k: v for k, v in self.__dict__.items() if v is not None and k != "deltas"}
+        if self.deltas:
+            data["deltas"] = [d.to_dict() for d in self.deltas]
+        return data
+
+    def chain(self) -> tuple[str, ...]:
+        """The files that make up this artefact: the base file, then its deltas in order."""
+        return (self.file, *(d.file for d in self.deltas))
+
+    @property
+    def delta_bytes(self) -> int:
+        return sum(max(d.bytes, 0) for d in self.deltas)
 
 
 @dataclass(frozen=True)
@@ -90,14 +107,15 @@ class IndexManifest:
     legacy: bool = False  # derived from a folder without a manifest
 
     def files(self) -> set[str]:
-        return {a.file for a in (self.dictionary, self.documents) if a is not None}
+        return {name for a in (self.dictionary, self.documents) if a is not None for name in a.chain()}
 
     def artifact(self, kind: Kind) -> Artifact | None:
         return self.dictionary if kind == "dictionary" else self.documents
 
     def to_json(self) -> bytes:
+        deltas = any(a is not None and a.deltas for a in (self.dictionary, self.documents))
         payload = {
-            "format": MANIFEST_FORMAT,
+            "format": MANIFEST_FORMAT_DELTAS if deltas else MANIFEST_FORMAT,
             "build": self.build,
             "dictionary": self.dictionary.to_dict() if self.dictionary else None,
             "documents": self.documents.to_dict() if self.documents else None,
@@ -113,23 +131,21 @@ class IndexManifest:
             data = json.loads(raw.decode("utf-8"))
             if not isinstance(data, dict):
                 raise ValueError("not a JSON object")
-            if data.get("format") != MANIFEST_FORMAT:
-                raise ValueError(f"format {data.get('format')!r}, this version reads {MANIFEST_FORMAT}")
+            if data.get("format") not in (MANIFEST_FORMAT, MANIFEST_FORMAT_DELTAS):
+                raise ValueError(
+                    f"format {data.get('format')!r}, this version reads {MANIFEST_FORMAT} and {MANIFEST_FORMAT_DELTAS}"
+                )
             artifacts: dict[str, Artifact | None] = {}
             for kind in ("dictionary", "documents"):
                 entry = data.get(kind)
                 if entry is None:
                     artifacts[kind] = None
                     continue
-                name = entry["file"]
-                if not isinstance(name, str) or "/" in name or "\\" in name or name.startswith("."):
-                    raise ValueError(f"bad {kind} file name {name!r}")
-                artifacts[kind] = Artifact(
-                    file=name,
-                    bytes=int(entry.get("bytes", -1)),
-                    sha256=str(entry.get("sha256", "")),
-                    count=None if entry.get("count") is None else int(entry["count"]),
-                    version=entry.get("version"),
+                deltas = entry.get("deltas") or []
+                if not isinstance(deltas, list):
+                    raise ValueError(f"{kind} deltas: not a list")
+                artifacts[kind] = replace(
+                    _parse_artifact(kind, entry), deltas=tuple(_parse_artifact(f"{kind} delta", d) for d in deltas)
                 )
             previous = tuple(str(p) for p in data.get("previous", []) if isinstance(p, str) and "/" not in p)
             return cls(
@@ -140,6 +156,20 @@ class IndexManifest:
             )
         except (ValueError, KeyError, TypeError, UnicodeDecodeError) as error:
             raise IndexDamagedError(f"{path}: damaged index manifest ({error}); {rebuild_hint(path.parent)}") from error
+
+
+def _parse_artifact(kind: str, entry: Any) -> Artifact:
+    name = entry["file"]
+    if not isinstance(name, str) or "/" in name or "\\" in name or name.startswith("."):
+        raise ValueError(f"bad {kind} file name {name!r}")
+    return Artifact(
+        file=name,
+        bytes=int(entry.get("bytes", -1)),
+        sha256=str(entry.get("sha256", "")),
+        count=None if entry.get("count") is None else int(entry["count"]),
+        version=entry.get("version"),
+        embedded=None if entry.get("embedded") is None else int(entry["embedded"]),
+    )
 
 
 def manifest_path(folder: Path) -> Path:
@@ -238,6 +268,8 @@ def check_artifact(folder: Path, artifact: Artifact, *, full: bool = False) -> N
 
     :param full: Hash the file too (indexing does; loading relies on the size and the file's own parser).
     """
+    for delta in artifact.deltas:
+        check_artifact(folder, delta, full=full)
     path = folder / artifact.file
     try:
         size = path.stat().st_size
@@ -248,8 +280,26 @@ def check_artifact(folder: Path, artifact: Artifact, *, full: bool = False) -> N
             f"{path}: {size} bytes where the index manifest recorded {artifact.bytes} (truncated or overwritten); "
             f"{rebuild_hint(folder)}"
         )
-    if full and artifact.sha256 and file_sha256(path) != artifact.sha256:
+    if full and artifact.sha256 and not _verified(path, artifact.sha256):
         raise IndexDamagedError(f"{path}: content does not match the index manifest's hash; {rebuild_hint(folder)}")
+
+
+# Files whose hash was checked in this process, by (path, size, mtime, expected hash): a warm server's syncs do
+# not hash the same unchanged 10 MB again before every sync.
+_VERIFIED: set[tuple[str, int, int, str]] = set()
+
+
+def _verified(path: Path, sha256: str) -> bool:
+    info = path.stat()
+    key = (str(path.absolute()), info.st_size, info.st_mtime_ns, sha256)
+    if key in _VERIFIED:
+        return True
+    if file_sha256(path) != sha256:
+        return False
+    if len(_VERIFIED) > 256:
+        _VERIFIED.clear()
+    _VERIFIED.add(key)
+    return True
 
 
 def file_sha256(path: Path) -> str:
@@ -269,6 +319,17 @@ def stage(folder: Path, kind: Kind, data: bytes, build: str, **extra: Any) -> Ar
     """Write one artefact of a new build under its own name (invisible until `commit` names it)."""
     prefix, suffix = _PATTERNS[kind]
     path = folder / f"{prefix}{build}{suffix}"
+    write_or_explain(path, data)
+    return Artifact(file=path.name, bytes=len(data), sha256=hashlib.sha256(data).hexdigest(), **extra)
+
+
+def stage_delta(folder: Path, kind: Kind, data: bytes, build: str, **extra: Any) -> Artifact:
+    """
+    Write one delta of `kind` under its own name (`<kind>-<build>.delta.<ext>`, invisible until a `commit` names
+    it in the chain of the kind's artefact), written and fsynced like a whole file.
+    """
+    prefix, suffix = _PATTERNS[kind]
+    path = folder / f"{prefix}{build}.delta{suffix}"
     write_or_explain(path, data)
     return Artifact(file=path.name, bytes=len(data), sha256=hashlib.sha256(data).hexdigest(), **extra)
 

@@ -480,12 +480,25 @@ class Syncer:
         with self._condition:
             return self._condition.wait_for(lambda: self._done >= sync_id, timeout)
 
+    def _compact(self) -> None:
+        """
+        When no push waits: fold the syncs' chains of deltas into whole files if they have grown past the soft
+        limit (`WarmIndexer.compact`), off the syncs' path. A failure leaves the chains, which still read right.
+        """
+        indexer = self._indexer
+        if indexer is None:
+            return
+        try:
+            indexer.compact(lock_timeout=1.0)  # another writer holds the index: it is not idle, try after the next
+        except Exception as error:
+            logger.warning("code-alias: deltas not compacted (%s); the next idle moment retries", _one_line(error))
+
     def _work(self) -> None:
         while True:
             with self._condition:
                 if self._done >= self._requested:
                     self._thread = None
-                    return
+                    break
                 target, pending, walks = self._requested, self._paths, self._walks
                 self._paths, self._walks = {}, set()
                 # One sync per repository asked for since the last one; None (all of them) covers every name.
@@ -518,6 +531,8 @@ class Syncer:
                     self._running = False
                     self._done = target
                     self._condition.notify_all()
+        # Idle: a push arriving now starts another worker, which waits for the indexer while this compacts.
+        self._compact()
 
 
 _SYNCERS: dict[Path, Syncer] = {}

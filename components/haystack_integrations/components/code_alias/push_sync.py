@@ -142,6 +142,45 @@ class WarmIndexer:
                 raise
         return {"embedded": len(vectors), "seconds": round(time.perf_counter() - started, 3)}
 
+    def compact(self, *, lock_timeout: float | None = None, force: bool = False) -> dict[str, Any] | None:
+        """
+        Fold the chains of deltas the syncs appended to the dictionary and the documents (`index_delta`) into
+        whole files, when they have grown past the soft limit (`index_delta.compaction_due`) or with `force`.
+
+        The content does not change, so this process's queries keep what they serve (the served build and the
+        dictionary handle take the new files' stamp, nothing is reloaded or rebuilt); other processes read the
+        same content from fewer files. Runs under the index lock like a sync; a failure leaves the chains as they
+        were (the manifest is replaced last), and the next sync or compaction tries again.
+
+        :returns: `{"deltas", "seconds"}` (how many deltas were folded), or None when nothing was due.
+        """
+        from .index_delta import compaction_due, load_dictionary
+        from .store import restamp_serving
+
+        started = time.perf_counter()
+        with self._lock, index_files.index_lock(self.index_dir, timeout=lock_timeout):
+            manifest = index_files.current_manifest(self.index_dir)
+            if manifest is None or manifest.legacy or not (force or compaction_due(manifest)):
+                return None
+            folded = sum(len(a.deltas) for a in (manifest.dictionary, manifest.documents) if a is not None)
+            writer: Any = self._components().get_component("writer")
+            store = writer.document_store
+            try:
+                store.reload()
+                before = store.loaded_stamp
+                handle = DictionaryHandle.for_path(self.index_dir / DICTIONARY_FILE)
+                dictionary = handle.loaded()  # what the queries hold: it keeps its hint index
+                if dictionary is None and manifest.dictionary is not None:
+                    dictionary = load_dictionary(self.index_dir, manifest.dictionary)
+                store.persist(dictionary=dictionary, compact=True)
+            except Exception:
+                self.close()
+                raise
+            restamp_serving(store, before)
+            if dictionary is not None:
+                handle.install(dictionary)
+        return {"deltas": folded, "seconds": round(time.perf_counter() - started, 3)}
+
     def settle(self) -> None:
         """
         After a sync has been recorded: move what the process holds now (the served build, the warm components,

@@ -446,7 +446,7 @@ class CodeSearch:
         :raises IndexMissingError: No index in the folder.
         :raises KeyError: The index holds no repository of that name (the message lists those it holds).
         """
-        from .core.model import AliasDictionary
+        from . import index_delta
         from .core.repositories import without_repository
 
         started = time.perf_counter()
@@ -455,7 +455,7 @@ class CodeSearch:
             manifest = index_files.current_manifest(self.index_dir)
             if manifest is None or manifest.dictionary is None:
                 raise IndexMissingError(f"no index at {self.index_dir}")
-            dictionary = AliasDictionary.load(index_files.artifact_path(self.index_dir, "dictionary", manifest))
+            dictionary = index_delta.load_dictionary(self.index_dir, manifest.dictionary)
             remaining = without_repository(dictionary, name)
             retrieval = index_mode.recorded_retrieval(self.index_dir) or "hybrid"
             lexical_build = retrieval == "lexical" or self.backend == "embedded"  # no embedder needed to delete

@@ -13,6 +13,7 @@ import zipfile
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +23,10 @@ from haystack.document_stores.in_memory import InMemoryDocumentStore
 from haystack.document_stores.in_memory import document_store as _memory
 from haystack.document_stores.types import DuplicatePolicy
 
+from . import index_delta
 from .core.model import AliasDictionary
 from .index_files import (
+    Artifact,
     IndexDamagedError,
     IndexManifest,
     artifact_path,
@@ -33,6 +36,7 @@ from .index_files import (
     new_build_id,
     rebuild_hint,
     stage,
+    stage_delta,
     stage_dictionary,
 )
 from .paths import resolve_index_dir
@@ -60,6 +64,9 @@ _STATS_PENDING: set[str] = set()
 # only those. A line is reused for the same chunk object or an equal one; `update_by_filter`, which changes chunks
 # in place, drops the index's lines.
 _LINES: dict[str, dict[str, tuple[Document, str]]] = {}
+# The documents chain (`Artifact.chain`) that each index's `_LINES` describe exactly: a save whose manifest still
+# names that chain writes only a delta against it (`index_delta`), any other writes the whole file.
+_ON_DISK: dict[str, tuple[str, ...]] = {}
 
 
 class IndexNotFoundError(FileNotFoundError):
@@ -97,6 +104,8 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
         self.index_dir = index_dir
         self._folder = resolve_index_dir(index_dir)
         namespace = _WRITER_NAMESPACE.get()
+        # A writer's store keeps each chunk's saved line from the load on, so its first save is a delta already.
+        self._writer = namespace is not None
         super().__init__(
             index=f"code-alias:{self._folder.resolve()}" + (f":writer:{namespace}" if namespace else ""),
             embedding_similarity_function=embedding_similarity_function,  # type: ignore[arg-type]
@@ -133,10 +142,15 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
             stamped = _current_stamp(self._folder)
             if stamped is None:
                 return  # nothing saved yet: keep what this process holds (a first build in progress)
-            stamp, path = stamped
+            stamp, artifact = stamped
             if _LOADED.get(self.index) == stamp:
                 return
-            self._swap_in(read_documents(path) if path is not None else [])
+            lines: dict[str, tuple[Document, str]] | None = {} if self._writer else None
+            documents = index_delta.load_documents(self._folder, artifact, lines) if artifact is not None else []
+            self._swap_in(documents)
+            if lines is not None and artifact is not None and len(lines) == len(documents):
+                _LINES[self.index] = lines
+                _ON_DISK[self.index] = artifact.chain()
             _LOADED[self.index] = stamp
             _SAVED_GENERATION[self.index] = self.generation
 
@@ -152,6 +166,8 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
                 raise IndexDamagedError(f"{self.documents_path}: chunk id {document.id} twice; {hint}")
             storage[document.id] = document
         _memory._STORAGES[self.index] = storage
+        _LINES.pop(self.index, None)  # what this store last saved is not what it holds now
+        _ON_DISK.pop(self.index, None)
         _memory._BM25_STATS_STORAGES[self.index] = {}
         _memory._AVERAGE_DOC_LEN_STORAGES[self.index] = 0.0
         _memory._FREQ_VOCAB_FOR_IDF_STORAGES[self.index] = Counter()
@@ -249,6 +265,12 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
         """Load the index again if another process rewrote it."""
         self._load_if_changed()
 
+    @property
+    def loaded_stamp(self) -> tuple[str, int] | None:
+        """Which saved build (files and modification) this index holds, when it holds one it loaded or saved."""
+        with _LOAD_LOCK:
+            return _LOADED.get(self.index)
+
     def release(self) -> None:
         """
         Free this index's documents from process memory; the saved file stays and the next use loads it again.
@@ -265,6 +287,7 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
             _STATS_PENDING.discard(self.index)
             _SAVED_GENERATION.pop(self.index, None)
             _LINES.pop(self.index, None)
+            _ON_DISK.pop(self.index, None)
             self._changed()
 
     def discard(self) -> None:
@@ -282,67 +305,122 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
             _SAVED_GENERATION.pop(self.index, None)
             _GENERATIONS.pop(self.index, None)
             _LINES.pop(self.index, None)
+            _ON_DISK.pop(self.index, None)
 
-    def persist(self, dictionary: AliasDictionary | None = None) -> Path:
+    def persist(self, dictionary: AliasDictionary | None = None, *, compact: bool = False) -> Path:
         """
         Save the documents (and embeddings), and `dictionary` when given, as the folder's new build: each file is
         written under a new name and one manifest replace makes them current together. What did not change since
         the last load or save is not written again.
 
+        When this process knows what the current files hold (it saved or read them) and their chains of deltas
+        are short, only what changed is written, as a delta appended to each chain (`index_delta`); otherwise,
+        or with `compact`, whole files. Either way the new files are fsynced before the manifest names them, and
+        a failure before that replace leaves the previous build current and complete.
+
         :param dictionary: The alias dictionary of the same build (the indexing pipeline passes it).
-        :returns: The documents file of the current build.
+        :param compact: Write whole files even where a delta would do (folds the chains of deltas).
+        :returns: The documents file of the current build (the base of its chain).
         :raises OSError: A write failed; the message names the file (e.g. a full disk).
         """
         self._folder.mkdir(parents=True, exist_ok=True)
         manifest = current_manifest(self._folder)
+        fresh = manifest is not None and not manifest.legacy
         build = new_build_id()
         changes: dict[str, Any] = {}
-        if dictionary is not None:
-            staged = stage_dictionary(self._folder, dictionary, build, manifest)
-            if staged is not None:
-                changes["dictionary"] = staged
-        with _LOAD_LOCK:
-            generation = self.generation
-            unchanged = (
-                manifest is not None
-                and manifest.documents is not None
-                and not manifest.legacy
-                and _SAVED_GENERATION.get(self.index) == generation
-            )
-            documents = None if unchanged else list(self.storage.values())
-        if documents is not None:
+        try:
+            if dictionary is not None:
+                current = manifest.dictionary if fresh and manifest is not None else None
+                before = index_delta.dictionary_on_disk(self._folder, current)
+                if current is not None and before is not None and not compact and not index_delta.hard_due(current):
+                    extended = index_delta.stage_dictionary_delta(self._folder, before, dictionary, build, current)
+                    if extended is not None:
+                        changes["dictionary"] = extended
+                else:
+                    staged = stage_dictionary(self._folder, dictionary, build, None if compact else manifest)
+                    if staged is not None:
+                        changes["dictionary"] = staged
+            with _LOAD_LOCK:
+                generation = self.generation
+                unchanged = (
+                    not compact
+                    and fresh
+                    and manifest is not None
+                    and manifest.documents is not None
+                    and _SAVED_GENERATION.get(self.index) == generation
+                )
+                documents = None if unchanged else list(self.storage.values())
+            if documents is not None:
+                changes.update(self._stage_documents(documents, manifest if fresh else None, build, compact))
+            if changes:
+                manifest = commit(self._folder, **changes, build=build)
+        except BaseException:
+            with _LOAD_LOCK:  # what the lines describe is no longer known to be on disk: the next save is whole
+                _LINES.pop(self.index, None)
+                _ON_DISK.pop(self.index, None)
+            raise
+        if manifest is not None and "dictionary" in changes:
+            index_delta.remember_dictionary(self._folder, manifest.dictionary, dictionary)
+        return self._after_save(manifest, generation, wrote_documents="documents" in changes)
+
+    def _stage_documents(
+        self, documents: list[Document], manifest: IndexManifest | None, build: str, compact: bool
+    ) -> dict[str, Artifact]:
+        """The documents' new artefact: a delta appended to the current chain when possible, else a whole file."""
+        current = manifest.documents if manifest is not None else None
+        lines = _LINES.get(self.index)
+        if (
+            current is not None
+            and lines is not None
+            and not compact
+            and _ON_DISK.get(self.index) == current.chain()
+            and not index_delta.hard_due(current)
+        ):
+            delta = index_delta.documents_delta(documents, lines)
+            if delta is None:
+                return {}
+            data, updated, embedded = delta
+            staged = stage_delta(self._folder, "documents", data, build, count=len(documents), embedded=embedded)
+            lines.clear()
+            lines.update(updated)  # undone by `persist` (dropping the lines) if the commit fails
+            artifact = replace(current, deltas=(*current.deltas, staged), count=len(documents), embedded=embedded)
+        else:
             lines = _LINES.setdefault(self.index, {})
             data = documents_file_bytes(documents, lines)
-            changes["documents"] = stage(self._folder, "documents", data, build, count=len(documents))
-        if changes:
-            manifest = commit(self._folder, **changes, build=build)
-        path = self._after_save(manifest, generation)
-        return path
+            embedded = sum(1 for d in documents if d.embedding is not None)
+            artifact = stage(self._folder, "documents", data, build, count=len(documents), embedded=embedded)
+        return {"documents": artifact}
 
-    def _after_save(self, manifest: IndexManifest | None, generation: int) -> Path:
+    def _after_save(self, manifest: IndexManifest | None, generation: int, *, wrote_documents: bool = False) -> Path:
         path = artifact_path(self._folder, "documents", manifest)
+        artifact = manifest.documents if manifest is not None and not manifest.legacy else None
         if path.is_file():
             with _LOAD_LOCK:
-                _LOADED[self.index] = (str(path.resolve()), path.stat().st_mtime_ns)
+                _LOADED[self.index] = (
+                    index_delta.chain_stamp(self._folder, artifact)
+                    if artifact is not None
+                    else (str(path.resolve()), path.stat().st_mtime_ns)
+                )
                 _SAVED_GENERATION[self.index] = generation
+                if wrote_documents and artifact is not None and self.index in _LINES:
+                    _ON_DISK[self.index] = artifact.chain()
         return path
 
 
-def _current_stamp(folder: Path) -> tuple[tuple[str, int], Path | None] | None:
-    """(stamp, documents file) of the folder's current build; None before the first save."""
+def _current_stamp(folder: Path) -> tuple[tuple[str, int], Artifact | None] | None:
+    """(stamp, documents artefact) of the folder's current build; None before the first save."""
     manifest = current_manifest(folder)
     if manifest is None:
         return None
     artifact = manifest.documents
     if artifact is None:
         return (f"<no documents: build {manifest.build}>", 0), None
-    path = folder / artifact.file
     if not manifest.legacy:
         check_artifact(folder, artifact)
     try:
-        return (str(path.resolve()), path.stat().st_mtime_ns), path
+        return index_delta.chain_stamp(folder, artifact), artifact
     except FileNotFoundError as error:
-        raise IndexDamagedError(f"{path}: missing; {rebuild_hint(folder)}") from error
+        raise IndexDamagedError(f"{folder / artifact.file}: missing; {rebuild_hint(folder)}") from error
 
 
 def serving_index(folder: Path) -> str:
@@ -370,6 +448,8 @@ def serve_documents(store: CodeIndexDocumentStore, prepared: Prepared | None = N
             return False
         documents = dict(store.storage)
         _memory._STORAGES[index] = documents
+        _LINES.pop(index, None)
+        _ON_DISK.pop(index, None)
         _memory._BM25_STATS_STORAGES[index] = {}
         _memory._AVERAGE_DOC_LEN_STORAGES[index] = 0.0
         _memory._FREQ_VOCAB_FOR_IDF_STORAGES[index] = Counter()
@@ -380,6 +460,23 @@ def serve_documents(store: CodeIndexDocumentStore, prepared: Prepared | None = N
         _SAVED_GENERATION[index] = generation
         if prepared:
             adopt_all(prepared, generation)
+    return True
+
+
+def restamp_serving(store: CodeIndexDocumentStore, before: tuple[str, int] | None) -> bool:
+    """
+    After `store` (a writer) saved the same documents under new files (a compaction), let this process's queries
+    of its folder keep what they hold, when it is what `before` (the writer's stamp before the save) named:
+    they take the new stamp instead of reading the files back and rebuilding what derives from them.
+
+    :returns: Whether the queries' index was restamped.
+    """
+    index = serving_index(store.folder)
+    with _LOAD_LOCK:
+        stamped = _current_stamp(store.folder)
+        if before is None or stamped is None or _LOADED.get(index) != before or _LOADED.get(store.index) != stamped[0]:
+            return False
+        _LOADED[index] = stamped[0]
     return True
 
 
@@ -463,8 +560,12 @@ def _same_record(old: Document, new: Document) -> bool:
     )
 
 
-def read_documents(path: Path) -> list[Document]:
-    """Read what `write_documents_file` wrote; a damaged file raises `IndexDamagedError` naming it and the fix."""
+def read_documents(path: Path, lines_out: dict[str, tuple[Document, str]] | None = None) -> list[Document]:
+    """
+    Read what `write_documents_file` wrote; a damaged file raises `IndexDamagedError` naming it and the fix.
+
+    :param lines_out: Filled with id -> (chunk, its JSON line as saved), for a writer's next delta.
+    """
     try:
         with np.load(path, allow_pickle=False) as data:
             payload = data["documents"].tobytes().decode("utf-8")
@@ -478,12 +579,14 @@ def read_documents(path: Path) -> list[Document]:
             record = json.loads(line)
             embedding = matrix[row].tolist() if has_embedding[row] else None
             if record.keys() <= {"id", "content", "meta"}:
-                documents.append(
-                    Document(id=record["id"], content=record["content"], meta=record["meta"], embedding=embedding)
-                )
+                content, meta = record["content"], record["meta"]
+                document = Document(id=record["id"], content=content, meta=meta, embedding=embedding)
             else:
                 record["embedding"] = embedding
-                documents.append(Document.from_dict(record))
+                document = Document.from_dict(record)
+            documents.append(document)
+            if lines_out is not None:
+                lines_out[document.id] = (document, line)
     except FileNotFoundError as error:
         raise IndexNotFoundError(f"{path}: no documents file; {rebuild_hint(path.parent)}") from error
     except (OSError, ValueError, KeyError, IndexError, TypeError, EOFError, zipfile.BadZipFile) as error:

@@ -83,6 +83,8 @@ def vector_count(folder: Path) -> VectorCount | None:
     manifest = index_files.current_manifest(folder)
     if manifest is None or manifest.documents is None:
         return None
+    if manifest.documents.embedded is not None and manifest.documents.count is not None:
+        return VectorCount(embedded=manifest.documents.embedded, total=manifest.documents.count)
     path = folder / manifest.documents.file
     try:
         with np.load(path, allow_pickle=False) as data:
@@ -132,10 +134,11 @@ def priority_order(documents: list[Document], symbols: dict[tuple[str, str], Any
 
 def dictionary_symbols(folder: Path) -> dict[tuple[str, str], Any]:
     """(file_path, qualified_name) -> `SymbolEntry` of the index's dictionary; empty when it cannot be read."""
-    from .core.model import AliasDictionary
+    from .index_delta import load_index_dictionary
+    from .paths import DICTIONARY_FILE
 
     try:
-        dictionary = AliasDictionary.load(index_files.artifact_path(folder, "dictionary"))
+        dictionary = load_index_dictionary(folder / DICTIONARY_FILE)
     except Exception as error:  # the order is a heuristic: without the dictionary, the chunk's own meta decides
         logger.debug("code-alias: no dictionary for the vector order in %s: %s", folder, error)
         return {}
