@@ -55,6 +55,10 @@ def _slim(documents: list[Document]) -> list[dict[str, Any]]:
             "file_path": d.meta.get("file_path"),
             "qualified_name": d.meta.get("qualified_name"),
             "symbol": d.meta.get("symbol"),
+            "kind": d.meta.get("kind"),
+            # The chunk's size: what a replay of a minimum size for a list reads.
+            "chars": len(d.content or ""),
+            "lines": (d.content or "").count("\n") + 1,
         }
         for d in documents
     ]
@@ -151,25 +155,35 @@ def rank_level_consensus(raw: list[Document], rewritten: list[Document]) -> list
 def strategies(retrieval: str) -> dict[str, Strategy]:
     """name -> (raw row, rewrite row, retrieval) -> fused chunk ranking."""
 
-    def lists(raw: dict[str, Any], rw: dict[str, Any], embedding_from: str) -> dict[str, list[Document]]:
+    def lists(
+        raw: dict[str, Any], rw: dict[str, Any], embedding_from: str, variant: EmbeddingVariant | None = None
+    ) -> dict[str, list[Document]]:
         found: dict[str, list[Document]] = {"bm25_documents": _documents(raw["bm25"])}
         if retrieval in ("hybrid", "embedding"):
-            found["embedding_documents"] = _documents((raw if embedding_from == "raw" else rw)["embedding"])
+            rows = (raw if embedding_from == "raw" else rw)["embedding"]
+            found["embedding_documents"] = _documents(variant(rows) if variant else rows)
         if retrieval == "embedding":
             found.pop("bm25_documents")
         return found
 
-    def fusion(**params: Any) -> Strategy:
+    def fusion(variant: EmbeddingVariant | None = None, **params: Any) -> Strategy:
         def run(raw: dict[str, Any], rw: dict[str, Any], embedding_from: str = "rewrite") -> list[Document]:
             out = RankFusion(top_k=None, **params).run(
-                **lists(raw, rw, embedding_from), definition_documents=_documents(rw["definitions"]), hints=rw["hints"]
+                **lists(raw, rw, embedding_from, variant),
+                definition_documents=_documents(rw["definitions"]),
+                hints=rw["hints"],
             )
             return list(out["documents"])
 
         return run
 
-    def none(raw: dict[str, Any], rw: dict[str, Any], _: str) -> list[Document]:
-        return list(RankFusion(top_k=None).run(**lists(raw, rw, "raw"))["documents"])
+    def unrewritten(variant: EmbeddingVariant | None = None, **params: Any) -> Strategy:
+        def run(raw: dict[str, Any], rw: dict[str, Any], _: str) -> list[Document]:
+            return list(RankFusion(top_k=None, **params).run(**lists(raw, rw, "raw", variant))["documents"])
+
+        return run
+
+    none = unrewritten()
 
     def consensus(inner: Strategy) -> Strategy:
         def run(raw: dict[str, Any], rw: dict[str, Any], r: str) -> list[Document]:
@@ -219,7 +233,52 @@ def strategies(retrieval: str) -> dict[str, Strategy]:
                             corroboration_depth=depth,
                             protect_top=guard,
                         )
+    if retrieval in ("hybrid", "embedding"):
+        # What the embedding list brings: each variant without the rewrite ("raw") and with the shipped fusion.
+        variants: dict[str, tuple[EmbeddingVariant | None, dict[str, Any]]] = {
+            "emb x0.5": (None, {"weights": {"embedding": 0.5}}),
+            "emb per-file": (one_chunk_per_file, {}),
+        }
+        for chars in (40, 80, 120, 160, 240):
+            variants[f"emb min{chars}"] = (minimum_chars(chars), {})
+        variants["emb min2lines"] = (minimum_lines(2), {})
+        variants["emb min3lines"] = (minimum_lines(3), {})
+        for name, (variant, params) in variants.items():
+            found[f"raw | {name}"] = unrewritten(variant, **params)
+            found[f"shipped | {name}"] = fusion(variant, **params)
     return found
+
+
+EmbeddingVariant = Callable[[list[dict[str, Any]]], list[dict[str, Any]]]
+
+
+def minimum_chars(chars: int) -> EmbeddingVariant:
+    """The embedding list without chunks shorter than `chars` characters (lists recorded with `chars`)."""
+
+    def run(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [r for r in rows if r.get("chars", chars) >= chars]
+
+    return run
+
+
+def minimum_lines(lines: int) -> EmbeddingVariant:
+    """The embedding list without chunks of fewer than `lines` lines (lists recorded with `lines`)."""
+
+    def run(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [r for r in rows if r.get("lines", lines) >= lines]
+
+    return run
+
+
+def one_chunk_per_file(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The embedding list with each file's best chunk only: its ranks are then file ranks."""
+    seen: set[str] = set()
+    kept = []
+    for row in rows:
+        if row["file_path"] not in seen:
+            seen.add(row["file_path"])
+            kept.append(row)
+    return kept
 
 
 def replay(outs: Sequence[Path], retrieval: str, only: str | None, items_path: Path, query: str) -> int:

@@ -4,11 +4,21 @@ Haystack's `InMemoryEmbeddingRetriever` rebuilds its arrays from every document'
 the documents on each query: about 2 s per question on a 10k-chunk index here. This retriever keeps one
 normalised float32 matrix per store content (rebuilt only when the documents change) and answers with one
 matrix-vector product.
+
+Definition chunks shorter than `min_definition_lines` (default 2: one-line definitions) are left out of the
+vector search. The chunker gives each definition a chunk and keeps each nested definition's first line in its
+parent's chunk (and each top-level one's in the module remainder), so a one-line definition (a TypeScript
+interface member or method signature, a `type` alias, a `.d.ts` declaration) repeats a line its parent's chunk
+already holds. Its text is then mostly its path and name, which a sentence model finds close to any short
+question on the topic: on the JS/TS set such chunks were 13-24 % of the code chunks (Python: under 0.5 %) and
+took the embedding list's first place on questions whose answer was elsewhere (BENCHMARKS.md 8). They stay in
+BM25 and in the rewrite's definitions list, so their symbols are still found.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any
 
 import numpy as np
@@ -22,8 +32,27 @@ from .store_cache import PerStoreCache, best_first
 _MATRICES: PerStoreCache[tuple[list[Document], np.ndarray]] = PerStoreCache("embedding matrix", vectors=True)
 
 
-def _normalised_matrix(_key: str, documents: list[Document]) -> tuple[list[Document], np.ndarray]:
-    embedded = [d for d in documents if d.embedding is not None]
+#: Definition chunks shorter than this (in lines) are not searched by vector: one-line definitions.
+MIN_DEFINITION_LINES = 2
+
+
+def searched_by_vector(document: Document, min_definition_lines: int = MIN_DEFINITION_LINES) -> bool:
+    """
+    Whether a chunk takes part in the vector search: it has a vector and is not a definition chunk shorter than
+    `min_definition_lines` lines (module docstring). Module remainders and chunks without a kind always do.
+    """
+    if document.embedding is None:
+        return False
+    kind = document.meta.get("kind")
+    if min_definition_lines <= 1 or not kind or kind == "module":
+        return True
+    return (document.content or "").strip().count("\n") + 1 >= min_definition_lines
+
+
+def _normalised_matrix(
+    _key: str, documents: list[Document], min_definition_lines: int = MIN_DEFINITION_LINES
+) -> tuple[list[Document], np.ndarray]:
+    embedded = [d for d in documents if searched_by_vector(d, min_definition_lines)]
     if not embedded:
         return [], np.zeros((0, 0), dtype=np.float32)
     matrix = np.asarray([d.embedding for d in embedded], dtype=np.float32).reshape(len(embedded), -1)
@@ -51,20 +80,36 @@ class CodeEmbeddingRetriever:
 
     :param document_store: An `InMemoryDocumentStore` (e.g. `CodeIndexDocumentStore`) holding embedded chunks.
     :param top_k: Documents to return.
+    :param min_definition_lines: Definition chunks (meta `kind` other than "module") with fewer lines are not
+        searched: a one-line definition repeats a line of its parent's chunk (module docstring). 1 searches all.
     """
 
-    def __init__(self, *, document_store: InMemoryDocumentStore, top_k: int = 10) -> None:
+    def __init__(
+        self,
+        *,
+        document_store: InMemoryDocumentStore,
+        top_k: int = 10,
+        min_definition_lines: int = MIN_DEFINITION_LINES,
+    ) -> None:
         if top_k <= 0:
             raise ValueError(f"top_k must be > 0, got {top_k}")
+        if min_definition_lines < 1:
+            raise ValueError(f"min_definition_lines must be >= 1, got {min_definition_lines}")
         self.document_store = document_store
         self.top_k = top_k
+        self.min_definition_lines = min_definition_lines
 
     def warm_up(self) -> None:
         """Build (or reuse) the matrix of the store's current embeddings."""
         self._matrix()
 
     def _matrix(self) -> tuple[list[Document], np.ndarray]:
-        return _MATRICES.get(self.document_store, _normalised_matrix)
+        lines = self.min_definition_lines
+        return _MATRICES.get(
+            self.document_store,
+            functools.partial(_normalised_matrix, min_definition_lines=lines),
+            variant="" if lines == MIN_DEFINITION_LINES else f"min_definition_lines={lines}",
+        )
 
     @component.output_types(documents=list[Document])
     def run(
@@ -124,7 +169,12 @@ class CodeEmbeddingRetriever:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(self, document_store=self.document_store.to_dict(), top_k=self.top_k)
+        return default_to_dict(
+            self,
+            document_store=self.document_store.to_dict(),
+            top_k=self.top_k,
+            min_definition_lines=self.min_definition_lines,
+        )
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CodeEmbeddingRetriever:
