@@ -9,8 +9,8 @@ The same questions, the same pipeline (`query_lexical.yml`, dictionary rewrite),
 - ``mixed-infer``: the same index, no explicit filter, `infer_filters=True` (narrowed to the packages the
   rewrite names strongly, when that finds anything); counts how often a filter was inferred, used, and how
   often the narrowed answer lost a gold file the plain answer had in its top 5.
-- ``mixed-select``: the same index, no explicit filter, the product's default repository selection
-  (`core.repository_selection`: boost the likely repository, narrow to it when its posterior reaches
+- ``mixed-select``: the same index, no explicit filter, the product's repository selection (`select_repository`
+  =True, `core.repository_selection`: boost the likely repository, narrow to it when its posterior reaches
   `FILTER_POSTERIOR`); counts how often a repository was inferred (filtered), how often it was wrong, how often
   it excluded the gold, and recomputes the figure at neighbouring thresholds from the logged answers.
 
@@ -110,7 +110,7 @@ class MixedSearcher:
 
     def _search_select(self, question: str, options: dict[str, Any], top_k: int) -> SearchResult:
         """The product's answer, plus the plain, boosted and narrowed answers the threshold sweep needs."""
-        answer = self.code.ask(question, **options)  # selection on, as shipped
+        answer = self.code.ask(question, **options, select_repository=True)
         files = self._files(answer, top_k)
         inferred = answer.rewrite.get("inferred_repository")
         entry: dict[str, Any] = {"question": question, "repo": self.current, "inferred": inferred, "files": files[:5]}

@@ -98,7 +98,8 @@ def test_question_words_of_one_repository_narrow_the_answer_to_it(mixed: CodeSea
     plain = mixed.ask(question, select_repository=False)
     assert plain.rewrite["inferred_repository"] is None
     assert {f.get("repo") for f in plain.files} == {"payments", "imaging"}  # the shared config file matches too
-    answer = mixed.ask(question)
+    assert mixed.ask(question).rewrite["inferred_repository"] is None  # off unless asked for
+    answer = mixed.ask(question, select_repository=True)
     inferred = answer.rewrite["inferred_repository"]
     assert inferred["repo"] == "payments" and inferred["used"] == "filter"
     assert inferred["confidence"] >= FILTER_POSTERIOR
@@ -109,7 +110,7 @@ def test_question_words_of_one_repository_narrow_the_answer_to_it(mixed: CodeSea
 
 def test_weak_evidence_boosts_without_filtering(mixed: CodeSearch) -> None:
     question = "where is the settings file loaded?"  # words both repositories hold alike
-    answer = mixed.ask(question)
+    answer = mixed.ask(question, select_repository=True)
     inferred = answer.rewrite["inferred_repository"]
     assert inferred is not None and inferred["used"] == "boost" and inferred["confidence"] < FILTER_POSTERIOR
     assert {f.get("repo") for f in answer.files} == {"payments", "imaging"}  # nothing was filtered out
@@ -121,7 +122,7 @@ def test_weak_evidence_boosts_without_filtering(mixed: CodeSearch) -> None:
 
 def test_nothing_is_inferred_with_a_caller_filter_or_one_repository(mixed: CodeSearch, tmp_path: Path) -> None:
     question = "how does the config retry a declined card charge of an invoice?"
-    assert mixed.ask(question, repo="imaging").rewrite["inferred_repository"] is None
+    assert mixed.ask(question, repo="imaging", select_repository=True).rewrite["inferred_repository"] is None
     single = CodeSearch(tmp_path / "single", lexical=True)
     single.index(make_repo(tmp_path / "payments", PAYMENTS), repo="payments")
-    assert single.ask(question).rewrite["inferred_repository"] is None
+    assert single.ask(question, select_repository=True).rewrite["inferred_repository"] is None

@@ -614,7 +614,7 @@ class CodeSearch:
         repo: str | list[str] | None = None,
         package: str | list[str] | None = None,
         infer_filters: bool = False,
-        select_repository: bool | None = None,
+        select_repository: bool = False,
     ) -> AskResult:
         """
         Answer a question with ranked files and chunks.
@@ -634,8 +634,9 @@ class CodeSearch:
         :param select_repository: On an index of several repositories, when no `repo` or `package` is given: infer
             which repository the question is about (`core.repository_selection`: the question's words per
             repository, and where each repository's files rank) and boost its chunks, or narrow to it when the
-            posterior is at least `FILTER_POSTERIOR` (kept only when that found something). None (default): on;
-            False: off. The answer's `rewrite["inferred_repository"]` records it (None when nothing was inferred).
+            posterior is at least `FILTER_POSTERIOR` (kept only when that found something). Off by default: on the
+            SWE-QA dev mixed index it moved file Acc@5 by +0.6 only (benchmarks/mixed_index.py, mode
+            mixed-select). The answer's `rewrite["inferred_repository"]` records it (None when nothing was inferred).
         :raises ValueError: An empty question, `mode="llm"` on a search built without `llm=True`, or a bad
             `repo`/`package` value.
         """
@@ -723,7 +724,7 @@ class CodeSearch:
             seconds=seconds,
         )
         rewrite["inferred_repository"] = None
-        if select_repository is False or filters is not None:
+        if not select_repository or filters is not None:
             return answer
         options = {"top_k": top_k, "use_rewrite": use_rewrite, "candidates": candidates, "mode": mode}
         return self._select_repository(answer, pipeline, options)
