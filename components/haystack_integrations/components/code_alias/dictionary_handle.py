@@ -87,6 +87,11 @@ class DictionaryHandle:
             self._dictionary, self._hints, self._stamp = dictionary, hints, stamp  # hints None: built on first use
         return True
 
+    def held(self) -> tuple[AliasDictionary | None, HintIndex | None]:
+        """The dictionary and hint index this handle holds now (None: not loaded or not built), reading nothing."""
+        with self._lock:
+            return self._dictionary, self._hints
+
     @property
     def serving(self) -> bool:
         """Whether questions have used this handle (its hint index is built): worth preparing the next one."""

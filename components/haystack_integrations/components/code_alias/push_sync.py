@@ -327,7 +327,11 @@ class WarmIndexer:
         if handle.serving:
             from .core.hints import HintIndex
 
-            hints = HintIndex(dictionary)
+            served_dictionary, served_hints = handle.held()
+            if served_dictionary is not None and served_hints is not None:
+                hints = served_hints.updated(served_dictionary, dictionary)  # only the names the push changed
+            if hints is None:
+                hints = HintIndex(dictionary)
         lap("hints")
         persisted = persister.run(stats=written["stats"], dictionary=dictionary)
         lap("persist")

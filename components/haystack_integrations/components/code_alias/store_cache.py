@@ -100,10 +100,17 @@ class PerStoreCache(Generic[T]):
             self._values[slot] = (cached[0], cached[1], generation)
             return cached[1]
 
-    def prepare(self, index: str, documents: Iterable[Document]) -> Prepared:
+    def prepare(
+        self,
+        index: str,
+        documents: Iterable[Document],
+        fingerprints: dict[bool, tuple[str, list[Document]]] | None = None,
+    ) -> Prepared:
         """
         Build, for every variant used so far on the store named `index`, the value for `documents` (its next
         contents), without touching what serves now; `adopt` installs them once the documents are swapped in.
+
+        :param fingerprints: `fingerprint_of` the same documents, by `vectors`, shared between caches.
         """
         with self._lock:
             slots = [(slot, build) for slot, build in self._builders.items() if slot[0] == index]
@@ -111,11 +118,14 @@ class PerStoreCache(Generic[T]):
         prepared: Prepared = []
         token = _PREPARING.set(True)
         try:
+            memo = fingerprints if fingerprints is not None else {}
             for slot, build in slots:
-                key, ordered = fingerprint_of(index, stored, vectors=self.vectors)
+                if self.vectors not in memo:
+                    memo[self.vectors] = fingerprint_of(index, stored, vectors=self.vectors)
+                key, ordered = memo[self.vectors]
                 with self._lock:
                     cached = self._values.get(slot)
-                value = cached[1] if cached is not None and cached[0] == key else build(key, ordered)
+                value = cached[1] if cached is not None and cached[0] == key else build(key, list(ordered))
                 prepared.append((self, slot, key, value))
         finally:
             _PREPARING.reset(token)
@@ -144,7 +154,8 @@ class PerStoreCache(Generic[T]):
 def prepare_all(index: str, documents: Iterable[Document]) -> Prepared:
     """`PerStoreCache.prepare` of every cache: the derived values of the next contents of store `index`."""
     stored = list(documents)
-    return [item for cache in list(PerStoreCache._all) for item in cache.prepare(index, stored)]
+    fingerprints: dict[bool, tuple[str, list[Document]]] = {}  # the same sort and hash for every cache
+    return [item for cache in list(PerStoreCache._all) for item in cache.prepare(index, stored, fingerprints)]
 
 
 def adopt_all(prepared: Prepared, generation: int) -> None:

@@ -31,7 +31,7 @@ import numpy as np
 from rapidfuzz import fuzz, process
 
 from .identifiers import STOP_WORDS, find_identifiers, normalise, split_identifier, text_words, unique
-from .model import AliasDictionary
+from .model import AliasDictionary, SymbolEntry
 from .testfiles import is_test_file
 
 HintKind = Literal["symbol", "package"]
@@ -215,6 +215,12 @@ class HintIndex:
         # Inside one project its own name is in every question and many identifiers (`django_table_names`):
         # package words say nothing about which symbol is meant, so symbol names are matched without them.
         package_words = {w for p in dictionary.packages for w in p.words} | _project_words(dictionary)
+        # Kept for `updated`: which target each symbol name is, and what each target added to the indexes.
+        self._package_words = package_words
+        self._touched_words: set[str] = set()
+        self._name_index = by_name
+        self._doc_words = doc_words
+        self._aliases = aliases
         for entry in dictionary.symbols:
             index = by_name.get(entry.name)
             if index is None:
@@ -280,6 +286,7 @@ class HintIndex:
             for expansion in expansions:
                 self._abbreviations[short.lower()].append(expansion.lower())
                 self._abbreviations[expansion.lower()].append(short.lower())
+        self._live = len(self.targets)
         self._symbol_count = max(1, len(self.targets))
         self._idf_name = {w: self._idf(len(p)) for w, p in self._by_name_word.items()}
         self._idf_doc = {w: self._idf(len(p)) for w, p in self._by_doc_word.items()}
@@ -292,6 +299,190 @@ class HintIndex:
         )
         self._name_vocabulary = sorted(self._by_exact)
         self._word_vocabulary = sorted(set(self._by_name_word) | set(self._by_doc_word))
+
+    # ---- an incremental update ----------------------------------------------------------------------------------
+    def updated(self, before: AliasDictionary, after: AliasDictionary, *, max_names: int = 2000) -> HintIndex | None:
+        """
+        The hint index of `after`, built from this one (the index of `before`) by redoing only the symbol names
+        whose entries changed: a sync that changed a few files re-indexes a few names instead of every symbol.
+        This index is left as it is (it may be serving).
+
+        The result answers every lookup as `HintIndex(after)` does: the same targets with the same postings, IDF
+        and weights; only the targets' internal numbering differs (a name that went leaves an empty slot that no
+        posting names, a new name is added last).
+
+        :returns: The new index, or None when a full build is needed: this index is not of `before`, or what
+            every target depends on changed (packages, nicknames, abbreviations, the project's own words), or more
+            than `max_names` names changed.
+        """
+        if self.version != before.version:
+            return None
+        if (
+            before.packages != after.packages
+            or before.nicknames != after.nicknames
+            or before.abbreviations != after.abbreviations
+        ):
+            return None
+        package_words = {w for p in after.packages for w in p.words} | _project_words(after)
+        if package_words != self._package_words:
+            return None
+        old_groups, new_groups = _groups(before), _groups(after)
+        affected: set[str] = set()
+        for key in old_groups.keys() | new_groups.keys():
+            old, new = old_groups.get(key, []), new_groups.get(key, [])
+            if len(old) != len(new) or any(a is not b and a != b for a, b in zip(old, new, strict=True)):
+                affected.update(e.name for e in (*old, *new))
+        if len(affected) > max_names:
+            return None
+        entries: dict[str, list[SymbolEntry]] = {name: [] for name in affected}
+        for entry in after.symbols:
+            if entry.name in entries:
+                entries[entry.name].append(entry)
+        # Nicknames point at names through the exact index: a nickname naming a changed name needs a full build.
+        nicknamed = {name.lower() for names in after.nicknames.values() for name in names}
+        clone = self._clone()
+        for name in sorted(affected):
+            keys = clone._unindex(name) | clone._index(name, entries[name])
+            if keys & nicknamed:
+                return None
+        clone.version = after.version
+        clone._finish()
+        return clone
+
+    def _clone(self) -> HintIndex:
+        clone = HintIndex.__new__(HintIndex)
+        clone.__dict__.update(self.__dict__)
+        clone.targets = list(self.targets)
+        clone._by_exact = defaultdict(list, self._by_exact)  # lists are replaced, never changed in place
+        clone._by_name_word = defaultdict(list, self._by_name_word)
+        clone._by_doc_word = defaultdict(list, self._by_doc_word)
+        clone._by_nickname = defaultdict(list, self._by_nickname)
+        clone._name_index = dict(self._name_index)
+        clone._doc_words = defaultdict(set, self._doc_words)
+        clone._aliases = defaultdict(set, self._aliases)
+        clone._touched_words = set()
+        return clone
+
+    def _contributions(self, index: int) -> tuple[set[str], set[str], set[str], set[str]]:
+        """(exact keys, name words, doc words, nickname keys) that target `index` is posted under."""
+        target = self.targets[index]
+        aliases = self._aliases.get(index, set())
+        exact = {q.lower() for q in target.qualified_names} | {a.lower() for a in aliases}
+        if target.qualified_names:
+            exact.add(target.name.lower())
+        nicknames = {normalise(a) for a in aliases}
+        return exact, set(target.content_words), set(self._doc_words.get(index, ())), nicknames
+
+    def _unindex(self, name: str) -> set[str]:
+        """Take the symbol target `name` out of every posting; returns the exact keys it was under."""
+        index = self._name_index.get(name)
+        if index is None:
+            return set()
+        exact, name_words, doc_words, nicknames = self._contributions(index)
+        for table, keys in (
+            (self._by_exact, exact),
+            (self._by_name_word, name_words),
+            (self._by_doc_word, doc_words),
+            (self._by_nickname, nicknames),
+        ):
+            for key in keys:
+                left = [i for i in table.get(key, ()) if i != index]
+                if left:
+                    table[key] = left
+                else:
+                    table.pop(key, None)
+        self._touched_words |= name_words | doc_words
+        self._doc_words.pop(index, None)
+        self._aliases.pop(index, None)
+        self.targets[index] = _Target("symbol", name, (), frozenset(), [], [], None, False)  # an empty slot
+        del self._name_index[name]
+        self._live -= 1
+        return exact
+
+    def _index(self, name: str, entries: list[SymbolEntry]) -> set[str]:
+        """Add the symbol target `name` of `entries` (in the dictionary's order), as `_build` does."""
+        if not entries:
+            return set()
+        first = entries[0]
+        words = first.words
+        target = _Target(
+            kind="symbol",
+            name=name,
+            words=words,
+            content_words=frozenset(w for w in words if w not in STOP_WORDS and w not in self._package_words)
+            or frozenset(w for w in words if w not in STOP_WORDS),
+            qualified_names=[],
+            files=[],
+            package=first.package,
+            exported=False,
+        )
+        doc_words: set[str] = set()
+        aliases: set[str] = set()
+        for entry in entries:
+            target.qualified_names.append(entry.qualified_name)
+            if entry.file_path not in target.files:
+                target.files.append(entry.file_path)
+            target.exported = target.exported or entry.exported
+            doc_words.update(entry.doc_words)
+            aliases.update(entry.aliases)
+        index = len(self.targets)
+        self.targets.append(target)
+        self._name_index[name] = index
+        self._live += 1
+        if doc_words:
+            self._doc_words[index] = doc_words
+        if aliases:
+            self._aliases[index] = aliases
+        exact, name_words, doc_keys, nicknames = self._contributions(index)
+        # `_build` posts a target once per qualified name (and once per alias) under the exact keys.
+        counts: dict[str, int] = defaultdict(int)
+        for qualified in target.qualified_names:
+            counts[qualified.lower()] += 1
+        counts[name.lower()] += 1
+        for alias in aliases:
+            counts[alias.lower()] += 1
+        for key, times in counts.items():
+            self._by_exact[key] = [*self._by_exact.get(key, ()), *([index] * times)]
+        for table, keys in ((self._by_name_word, name_words), (self._by_doc_word, doc_keys)):
+            for key in keys:
+                table[key] = [*table.get(key, ()), index]
+        for key in nicknames:
+            table_list = self._by_nickname.get(key, [])
+            if index not in table_list:
+                self._by_nickname[key] = [*table_list, index]
+        self._touched_words |= name_words | doc_keys
+        return exact
+
+    def _finish(self) -> None:
+        """Recompute what derives from the postings, for the words a change touched (all IDF when N changed)."""
+        touched = self._touched_words
+        count = max(1, self._live)
+        if count != self._symbol_count:
+            self._symbol_count = count
+            self._idf_name = {w: self._idf(len(p)) for w, p in self._by_name_word.items()}
+            self._idf_doc = {w: self._idf(len(p)) for w, p in self._by_doc_word.items()}
+        else:
+            self._idf_name, self._idf_doc = dict(self._idf_name), dict(self._idf_doc)
+        self._name_postings, self._doc_postings = dict(self._name_postings), dict(self._doc_postings)
+        for table, idf, postings in (
+            (self._by_name_word, self._idf_name, self._name_postings),
+            (self._by_doc_word, self._idf_doc, self._doc_postings),
+        ):
+            for word in touched:
+                if word in table:
+                    idf[word] = self._idf(len(table[word]))
+                    postings[word] = np.asarray(table[word], dtype=np.int32)
+                else:
+                    idf.pop(word, None)
+                    postings.pop(word, None)
+        self._spread = [1.0 + math.log2(max(1, len(t.qualified_names))) for t in self.targets]
+        self._content_counts = np.asarray([len(t.content_words) for t in self.targets], dtype=np.int32)
+        self._kind_weight = np.asarray(
+            [PACKAGE_WORD_WEIGHT if t.kind == "package" else NAME_WORD_WEIGHT for t in self.targets]
+        )
+        self._name_vocabulary = sorted(self._by_exact)
+        self._word_vocabulary = sorted(set(self._by_name_word) | set(self._by_doc_word))
+        del self._touched_words
 
     def _idf(self, postings: int) -> float:
         return math.log(1.0 + self._symbol_count / postings)
@@ -540,6 +731,14 @@ def _is_dunder(name: str) -> bool:
     """`__init__`, `mod.__call__`: a special name (its last dotted part starts and ends with two underscores)."""
     last = name.rsplit(".", 1)[-1]
     return len(last) > 4 and last.startswith("__") and last.endswith("__")
+
+
+def _groups(dictionary: AliasDictionary) -> dict[tuple[str | None, str], list[SymbolEntry]]:
+    """The dictionary's symbol entries by (repository, file), in its order."""
+    groups: dict[tuple[str | None, str], list[SymbolEntry]] = {}
+    for entry in dictionary.symbols:
+        groups.setdefault((entry.repo, entry.file_path), []).append(entry)
+    return groups
 
 
 def _project_words(dictionary: AliasDictionary, share: float = 0.2) -> set[str]:
