@@ -253,3 +253,31 @@ def test_a_damaged_delta_is_named_and_repaired_by_the_next_sync(
     assert stats["repaired"] and delta.file in stats["repaired"][0]
     assert "charge_thrice" in set(query.ask("where is charge_thrice?").rewrite["symbols"])
     assert on_disk(index_dir)[1] == served(query)
+
+
+def test_asks_between_the_save_and_the_handover_keep_the_old_build_without_reading_the_files(
+    indexed: tuple[WarmIndexer, CodeSearch, Path], tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    indexer, query, _ = indexed
+    indexer.sync(tree, paths=["pkg/payments.py"])  # warm
+    persister = indexer._components().get_component("persister")
+    original = persister.run
+    seen: list[set[str]] = []
+
+    def no_read(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a query read the new files back before the handover")
+
+    def persist_then_ask(**kwargs: Any) -> Any:
+        out = original(**kwargs)  # the manifest names the new build now; the handover has not happened
+        with monkeypatch.context() as patch:
+            patch.setattr(index_delta, "load_documents", no_read)
+            patch.setattr(index_delta, "load_dictionary", no_read)
+            patch.setattr(store_module, "read_documents", no_read)
+            seen.append(set(query.ask("where is charge_twice?").rewrite["symbols"]))
+        return out
+
+    monkeypatch.setattr(persister, "run", persist_then_ask)
+    rename(tree, "charge_card", "charge_twice")
+    indexer.sync(tree, paths=["pkg/payments.py"])
+    assert seen and "charge_twice" not in seen[0]  # the old build answered, whole
+    assert "charge_twice" in set(query.ask("where is charge_twice?").rewrite["symbols"])  # then the new one

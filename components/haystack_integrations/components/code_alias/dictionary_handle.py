@@ -7,6 +7,8 @@ handle per file so a server loads it once and sees a re-index without a restart.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -34,6 +36,7 @@ class DictionaryHandle:
         self._stamp: tuple[str, int] | None = None
         self._dictionary: AliasDictionary | None = None
         self._hints: HintIndex | None = None
+        self._held = 0  # > 0: a sync of this process is saving and will `install` the next dictionary itself
 
     @classmethod
     def for_path(cls, path: Path) -> DictionaryHandle:
@@ -87,6 +90,20 @@ class DictionaryHandle:
             self._dictionary, self._hints, self._stamp = dictionary, hints, stamp  # hints None: built on first use
         return True
 
+    @contextmanager
+    def holding(self) -> Iterator[None]:
+        """
+        For the block (a sync's save and `install`): questions keep the dictionary and hints this handle holds,
+        even once the manifest names a new file, instead of reading it back and rebuilding the hints meanwhile.
+        """
+        with self._lock:
+            self._held += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._held -= 1
+
     def held(self) -> tuple[AliasDictionary | None, HintIndex | None]:
         """The dictionary and hint index this handle holds now (None: not loaded or not built), reading nothing."""
         with self._lock:
@@ -99,6 +116,9 @@ class DictionaryHandle:
             return self._hints is not None
 
     def _current(self) -> tuple[AliasDictionary, HintIndex]:
+        with self._lock:
+            if self._held and self._dictionary is not None and self._hints is not None:
+                return self._dictionary, self._hints
         path, stamp, artifact = self._stamp_now()
         with self._lock:
             if self._dictionary is None or stamp != self._stamp:

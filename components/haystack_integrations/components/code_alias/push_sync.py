@@ -109,7 +109,7 @@ class WarmIndexer:
 
         :returns: `{"embedded", "seconds"}`, or None for a lexical index.
         """
-        from .store import serve_documents, serving_index
+        from .store import holding_served, serve_documents, serving_index
         from .store_cache import prepare_all
 
         if index_mode.recorded_retrieval(self.index_dir) != "hybrid":
@@ -135,8 +135,9 @@ class WarmIndexer:
                     store.reload()  # a build another process saved meanwhile: its chunks, with these vectors
                     store.set_embeddings(vectors)
                     prepared = prepare_all(serving_index(self.index_dir), store.storage.values())
-                    store.persist()
-                    serve_documents(store, prepared)
+                    with holding_served(self.index_dir):
+                        store.persist()
+                        serve_documents(store, prepared)
             except Exception:
                 self.close()
                 raise
@@ -155,7 +156,7 @@ class WarmIndexer:
         :returns: `{"deltas", "seconds"}` (how many deltas were folded), or None when nothing was due.
         """
         from .index_delta import compaction_due, load_dictionary
-        from .store import restamp_serving
+        from .store import holding_served, restamp_serving
 
         started = time.perf_counter()
         with self._lock, index_files.index_lock(self.index_dir, timeout=lock_timeout):
@@ -172,13 +173,14 @@ class WarmIndexer:
                 dictionary = handle.loaded()  # what the queries hold: it keeps its hint index
                 if dictionary is None and manifest.dictionary is not None:
                     dictionary = load_dictionary(self.index_dir, manifest.dictionary)
-                store.persist(dictionary=dictionary, compact=True)
+                with holding_served(self.index_dir), handle.holding():
+                    store.persist(dictionary=dictionary, compact=True)
+                    restamp_serving(store, before)
+                    if dictionary is not None:
+                        handle.install(dictionary)
             except Exception:
                 self.close()
                 raise
-            restamp_serving(store, before)
-            if dictionary is not None:
-                handle.install(dictionary)
         return {"deltas": folded, "seconds": round(time.perf_counter() - started, 3)}
 
     def settle(self) -> None:
@@ -279,7 +281,7 @@ class WarmIndexer:
 
     def _run(self, folder: Path, name: str, paths: list[str] | None) -> dict[str, Any]:
         """The indexing pipeline's components in its graph's order, on the pushed paths or on the whole tree."""
-        from .store import serve_documents, serving_index
+        from .store import holding_served, serve_documents, serving_index
         from .store_cache import prepare_all
 
         pipeline = self._components()
@@ -333,10 +335,12 @@ class WarmIndexer:
             if hints is None:
                 hints = HintIndex(dictionary)
         lap("hints")
-        persisted = persister.run(stats=written["stats"], dictionary=dictionary)
-        lap("persist")
-        served = serve_documents(store, prepared)
-        handle.install(dictionary, hints)
+        # The queries of this process keep the old build until the handover instead of reading the new files back.
+        with holding_served(self.index_dir), handle.holding():
+            persisted = persister.run(stats=written["stats"], dictionary=dictionary)
+            lap("persist")
+            served = serve_documents(store, prepared)
+            handle.install(dictionary, hints)
         lap("handover")
         return {
             "dictionary_builder": built,

@@ -50,6 +50,9 @@ _LOADED: dict[str, tuple[str, int]] = {}
 # The change counter of each shared index when it last matched its saved file: equal now = nothing to save.
 _SAVED_GENERATION: dict[str, int] = {}
 _LOAD_LOCK = threading.Lock()
+# Query indexes of this process whose next build a sync of this process is saving and will hand over itself
+# (`holding_served`): their queries keep what they hold instead of reading the new files back meanwhile.
+_HELD: set[str] = set()
 # Set while an indexing pipeline is built: its stores get a namespace of their own, so what a run writes stays
 # invisible to the query pipelines of the same process until it is saved (and lost with the run if it fails).
 _WRITER_NAMESPACE: contextvars.ContextVar[str | None] = contextvars.ContextVar("code_alias_writer", default=None)
@@ -139,6 +142,8 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
         # The manifest is read under the lock: a sync of this process that saves a build and hands it over
         # (`serve_documents`) does both under it, so no reader can load the build it replaced after that.
         with _LOAD_LOCK:
+            if self.index in _HELD and self.index in _LOADED:
+                return  # this process is handing a build over (`holding_served`): serve the old one until then
             stamped = _current_stamp(self._folder)
             if stamped is None:
                 return  # nothing saved yet: keep what this process holds (a first build in progress)
@@ -461,6 +466,24 @@ def serve_documents(store: CodeIndexDocumentStore, prepared: Prepared | None = N
         if prepared:
             adopt_all(prepared, generation)
     return True
+
+
+@contextmanager
+def holding_served(folder: Path) -> Iterator[None]:
+    """
+    For the block (a sync's save and `serve_documents`, a compaction): the queries of this process on the index
+    `folder` keep serving what they hold, even once the manifest names the new files, instead of reading those
+    back (seconds on a large index, with the lock held, while the sync is about to hand the same build over).
+    When the block ends without a handover (a failure), the next query compares stamps and loads what is current.
+    """
+    index = serving_index(folder)
+    with _LOAD_LOCK:
+        _HELD.add(index)
+    try:
+        yield
+    finally:
+        with _LOAD_LOCK:
+            _HELD.discard(index)
 
 
 def restamp_serving(store: CodeIndexDocumentStore, before: tuple[str, int] | None) -> bool:
