@@ -6,6 +6,7 @@ import itertools
 import subprocess
 import sys
 import textwrap
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -281,3 +282,24 @@ def test_asks_between_the_save_and_the_handover_keep_the_old_build_without_readi
     indexer.sync(tree, paths=["pkg/payments.py"])
     assert seen and "charge_twice" not in seen[0]  # the old build answered, whole
     assert "charge_twice" in set(query.ask("where is charge_twice?").rewrite["symbols"])  # then the new one
+
+
+def test_the_bm25_index_a_sync_builds_is_saved_for_other_processes_once_idle(
+    indexed: tuple[WarmIndexer, CodeSearch, Path], tree: Path
+) -> None:
+    from haystack_integrations.components.code_alias import bm25
+
+    indexer, query, _ = indexed
+    indexer.sync(tree, paths=["pkg/payments.py"])  # warm
+    bm25.save_deferred()
+    cache = bm25.bm25_cache_dir()
+    before = set(cache.glob("bm25-*"))
+    new = f"charge_{uuid.uuid4().hex[:8]}"  # chunks no other test indexed: their BM25 index is not cached yet
+    rename(tree, "charge_card", new)
+    indexer.sync(tree, paths=["pkg/payments.py"])
+    assert set(cache.glob("bm25-*")) == before, "nothing is saved on the sync's path"
+    assert new in set(query.ask(f"where is {new}?").rewrite["symbols"])
+    indexer.idle()
+    saved = set(cache.glob("bm25-*")) - before
+    assert len(saved) == 1 and (saved.pop() / "document_ids.json").is_file()
+    assert bm25.save_deferred() == 0  # saved once

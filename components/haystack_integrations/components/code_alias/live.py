@@ -482,14 +482,15 @@ class Syncer:
 
     def _compact(self) -> None:
         """
-        When no push waits: fold the syncs' chains of deltas into whole files if they have grown past the soft
-        limit (`WarmIndexer.compact`), off the syncs' path. A failure leaves the chains, which still read right.
+        When no push waits (`WarmIndexer.idle`): save the last sync's BM25 index for other processes, and fold the
+        chains of deltas into whole files if they have grown past the soft limit, off the syncs' path. A failure
+        leaves the chains, which still read right.
         """
         indexer = self._indexer
         if indexer is None:
             return
         try:
-            indexer.compact(lock_timeout=1.0)  # another writer holds the index: it is not idle, try after the next
+            indexer.idle(lock_timeout=1.0)  # another writer holds the index: it is not idle, try after the next
         except Exception as error:
             logger.warning("code-alias: deltas not compacted (%s); the next idle moment retries", _one_line(error))
 

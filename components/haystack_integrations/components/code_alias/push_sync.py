@@ -183,6 +183,16 @@ class WarmIndexer:
                 raise
         return {"deltas": folded, "seconds": round(time.perf_counter() - started, 3)}
 
+    def idle(self, *, lock_timeout: float | None = None) -> None:
+        """
+        What a server does between syncs, off their path: save the BM25 index the last sync built, for other
+        processes (`bm25.save_deferred`), and compact the chains of deltas when due (`compact`).
+        """
+        from .bm25 import save_deferred
+
+        save_deferred()
+        self.compact(lock_timeout=lock_timeout)
+
     def settle(self) -> None:
         """
         After a sync has been recorded: move what the process holds now (the served build, the warm components,
