@@ -236,7 +236,7 @@ def strategies(retrieval: str) -> dict[str, Strategy]:
     if retrieval in ("hybrid", "embedding"):
         # What the embedding list brings: each variant without the rewrite ("raw") and with the shipped fusion.
         variants: dict[str, tuple[EmbeddingVariant | None, dict[str, Any]]] = {
-            "emb x0.5": (None, {"weights": {"embedding": 0.5}}),
+            **{f"emb x{w}": (None, {"weights": {"embedding": w}}) for w in (0.75, 0.5, 0.35, 0.25)},
             "emb per-file": (one_chunk_per_file, {}),
         }
         for chars in (40, 80, 120, 160, 240):
@@ -281,7 +281,33 @@ def one_chunk_per_file(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return kept
 
 
-def replay(outs: Sequence[Path], retrieval: str, only: str | None, items_path: Path, query: str) -> int:
+DECLARATION_SUFFIXES = (".d.ts", ".d.cts", ".d.mts")
+
+
+def declarations_down(files: list[str], places: int) -> list[str]:
+    """
+    Each TypeScript declaration file (`.d.ts`) after the next `places` other files of the ranking (0: as ranked;
+    a declaration file waits for the implementation files ranked below it, not for other declaration files).
+    """
+    if places <= 0:
+        return list(files)
+    ranked: list[str] = []
+    waiting: list[list[Any]] = []  # [path, other files still to pass]
+    for path in files:
+        if path.endswith(DECLARATION_SUFFIXES):
+            waiting.append([path, places])
+            continue
+        ranked.append(path)
+        for entry in waiting:
+            entry[1] -= 1
+        ranked.extend(entry[0] for entry in waiting if entry[1] <= 0)
+        waiting = [entry for entry in waiting if entry[1] > 0]
+    return ranked + [entry[0] for entry in waiting]
+
+
+def replay(
+    outs: Sequence[Path], retrieval: str, only: str | None, items_path: Path, query: str, declarations: int = 0
+) -> int:
     items = load_swebench(items_path) if query == "full" or "swebench" in items_path.name else load_golden(items_path)
     texts = {item.id: item.question_for(query) for item in items}  # type: ignore[arg-type]
     gold: dict[str, dict[str, Any]] = {}
@@ -310,6 +336,7 @@ def replay(outs: Sequence[Path], retrieval: str, only: str | None, items_path: P
             documents = strategy(raw, rw, retrieval)
             question = text
             files = [f["file_path"] for f in rank_files(documents, None, test_files="demote", question=question)]
+            files = declarations_down(files, declarations)
             symbols = [
                 (s["file_path"], s["qualified_name"])
                 for s in rank_symbols(documents, None, test_files="demote", question=question)
@@ -346,8 +373,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--only", help="comma-separated strategy names")
     parser.add_argument("--items", type=Path, required=True, help="the golden or SWE-bench JSONL the run used")
     parser.add_argument("--query", choices=["title", "full"], default="title")
+    parser.add_argument(
+        "--declarations-down", type=int, default=0, help="move each .d.ts file this many places down the files"
+    )
     parsed = parser.parse_args(args)
-    return replay(parsed.out, parsed.retrieval, parsed.only, parsed.items, parsed.query)
+    return replay(parsed.out, parsed.retrieval, parsed.only, parsed.items, parsed.query, parsed.declarations_down)
 
 
 if __name__ == "__main__":
