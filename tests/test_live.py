@@ -354,3 +354,23 @@ def test_the_hayhooks_wrapper_takes_the_gitlab_token_only(tmp_path: Path, monkey
     assert queued["accepted"] is True
     assert syncer_for(index_dir).wait(queued["sync_id"], timeout=120)
     assert read_status(index_dir)["state"] == "ok"
+
+
+def test_sync_ids_go_on_after_a_server_restart(tmp_path: Path) -> None:
+    """A new server's first sync never shares an id with the previous server's last one (status polling)."""
+    from haystack_integrations.components.code_alias.live import Syncer
+    from haystack_integrations.components.code_alias.search import CodeSearch
+
+    repo = tmp_path / "acme_repo"
+    shutil.copytree(ACME_REPO, repo)
+    index_dir = (tmp_path / "index").resolve()
+    CodeSearch(index_dir, lexical=True).index(repo)
+    first = Syncer(index_dir, lexical=True)
+    ids = [first.submit(PushRequest(event="paths", paths=(RETRY_FILE,)))["sync_id"] for _ in range(2)]
+    assert first.wait(ids[-1], timeout=120) and read_status(index_dir)["last_sync_id"] == ids[-1]
+
+    restarted = Syncer(index_dir, lexical=True)  # what a new server process builds
+    queued = restarted.submit(PushRequest(event="paths", paths=(RETRY_FILE,)))
+    assert queued["sync_id"] > ids[-1]
+    assert restarted.wait(queued["sync_id"], timeout=120)
+    assert read_status(index_dir)["last_sync_id"] == queued["sync_id"]

@@ -431,6 +431,12 @@ class Syncer:
     _indexer: WarmIndexer | None = None
     _walks: set[str | None] = field(default_factory=set)  # repositories a request without paths asked for
 
+    def __post_init__(self) -> None:
+        # Ids go on from the last recorded sync, so a client polling `last_sync_id >= its id` after a server
+        # restart never reads the previous server's record as its own sync done.
+        last = read_status(Path(self.index_dir).expanduser()).get("last_sync_id")
+        self._requested = self._done = last if isinstance(last, int) and last > 0 else 0
+
     def indexer(self) -> WarmIndexer | None:
         """The warm indexer the syncs share (embedded default only; Elasticsearch re-indexes as the CLI does)."""
         if self.backend != "embedded":
