@@ -17,10 +17,20 @@ The same questions, the same pipeline (`query_lexical.yml`, dictionary rewrite),
 The other modes ask with `select_repository=False`, so they measure what they name. `--reuse-index` answers
 from the mixed index already under `--work` (built by an earlier run) instead of refreshing it.
 
+A SWE-bench-style set (``--swebench``: each instance at its own ``base_commit``) gets one mixed index of all its
+repositories, each at an anchor commit (the ``base_commit`` of its first instance in the file); before an
+instance is asked, its own repository is re-indexed under the same name from the instance's corpus and every other
+one is put back at its anchor (`SwitchingIndex`; the planner re-reads only the changed files). Instances are
+ordered by repository and date, and each question is asked in every mixed mode while its commit is in place
+(`AllModesSearcher`), so the index switches once per corpus, not once per mode. The switches are timed.
+
 Usage (see BENCHMARKS.md section 6 for the corpora)::
 
     python benchmarks/mixed_index.py --golden ../shared/bench/swe_qa_dev_primary.jsonl --git-root /work/.mirror \
         --corpus-cache $PWD/.bench-cache --work /tmp/mixed-bench --out /tmp/mixed-bench/results
+    python benchmarks/mixed_index.py --swebench ../shared/bench/swebench_multilingual_jsts.jsonl \
+        --git-root /work/.mirror --corpus-cache $PWD/.bench-cache --work /tmp/mixed-jsts --out /tmp/mixed-jsts/results \
+        --modes mixed,mixed-filter,mixed-select,mixed-infer,per-repo
 """
 
 from __future__ import annotations
@@ -43,11 +53,15 @@ from haystack_integrations.components.code_alias.core.repository_selection impor
 from haystack_integrations.components.code_alias.evaluation import (
     BenchOptions,
     CorpusCache,
+    CorpusError,
     CorpusResolver,
+    GoldenItem,
     load_golden,
+    load_swebench,
     run_bench,
 )
 from haystack_integrations.components.code_alias.evaluation.runner import BenchConfig, SearchResult
+from haystack_integrations.components.code_alias.repositories import read_repositories
 from haystack_integrations.components.code_alias.repository_evidence import repository_terms
 from haystack_integrations.components.code_alias.results import rank_files
 from haystack_integrations.components.code_alias.search import AskResult, CodeSearch
@@ -130,6 +144,139 @@ class MixedSearcher:
         return [str(f.get("repo")) for f in answer.ranked_files("bm25", 5)]
 
 
+def order_by_repository(items: list[GoldenItem]) -> tuple[list[GoldenItem], dict[str, str]]:
+    """
+    `items` grouped by repository (first-seen order), each repository's anchor commit first, then the others by
+    `created_at` (consecutive commits differ least); and repository -> anchor commit (the `base_commit` of its first
+    instance in the file).
+    """
+    anchors: dict[str, str] = {}
+    for item in items:
+        if item.repo and item.base_commit:
+            anchors.setdefault(item.repo, item.base_commit)
+    order = {repo: position for position, repo in enumerate(dict.fromkeys(str(item.repo) for item in items))}
+
+    def key(pair: tuple[int, GoldenItem]) -> tuple[int, bool, str, int]:
+        position, item = pair
+        at_anchor = item.base_commit == anchors.get(str(item.repo))
+        return order[str(item.repo)], not at_anchor, str(item.meta.get("created_at") or ""), position
+
+    return [item for _, item in sorted(enumerate(items), key=key)], anchors
+
+
+class SwitchingIndex:
+    """
+    One index of several repositories, each at its anchor corpus, the one asked at the corpus of its instance.
+
+    `place` re-indexes what differs from the wanted state under the same repository name (`CodeSearch.index(root,
+    repo=NAME)` replaces that repository's documents; the planner re-chunks only the files whose hash changed),
+    and records each switch: repository, corpus, seconds (index + warm-up), files changed and removed.
+    """
+
+    def __init__(self, search: CodeSearch, anchors: dict[str, Path]) -> None:
+        self.search = search
+        self.anchors = anchors  # repository -> anchor corpus root
+        self.at: dict[str, Path] = {}
+        self.switches: list[dict[str, Any]] = []
+
+    def _switch(self, repo: str, root: Path) -> dict[str, Any]:
+        started = time.perf_counter()
+        stats = self.search.index(root, repo=repo)
+        self.search.warm_up()
+        self.at[repo] = root
+        return {
+            "repo": repo,
+            "corpus": root.name,
+            "seconds": round(time.perf_counter() - started, 2),
+            "index_seconds": stats["seconds"],
+            "files": stats["files"],
+            "files_changed": stats["files_changed"],
+            "files_removed": stats["files_removed"],
+            "documents": self.documents(repo),
+        }
+
+    def documents(self, repo: str) -> int | None:
+        """Chunks of `repo` in the index, as `status` records them."""
+        return read_repositories(self.search.index_dir).get(repo, {}).get("documents")
+
+    def build(self) -> list[dict[str, Any]]:
+        """Index every repository at its anchor; the build records (the first index of each)."""
+        return [self._switch(repo, root) for repo, root in self.anchors.items()]
+
+    def place(self, repo: str, root: Path) -> None:
+        """`repo` at `root`, every other repository at its anchor (switching only what differs)."""
+        wanted = {**self.anchors, repo: root}
+        for name, target in wanted.items():
+            if self.at.get(name) != target:
+                self.switches.append(self._switch(name, target))
+                print("switched", self.switches[-1], flush=True)
+
+
+class AllModesSearcher:
+    """
+    Asks each question in every mixed mode while its corpus is in place, so a SWE-bench-style index switches once
+    per corpus; the first mode's answer goes to `run_bench`, the others wait for their `ReplaySearcher`.
+    """
+
+    def __init__(self, switching: SwitchingIndex, searchers: dict[str, MixedSearcher], repos: dict[str, str]) -> None:
+        self.switching = switching
+        self.searchers = searchers
+        self.repos = repos  # corpus root -> repository name
+        self.root = ""
+        self.answers: dict[str, dict[tuple[str, str], SearchResult]] = {mode: {} for mode in searchers}
+        self.search_seconds: dict[str, float] = dict.fromkeys(searchers, 0.0)
+
+    def supports(self, rewrite: str, retrieval: str) -> bool:
+        return retrieval == "bm25" and rewrite != "llm"
+
+    def index(self, corpus_root: Path, *, name: str) -> None:
+        self.root = str(corpus_root)
+        self.switching.place(self.repos[self.root], Path(corpus_root))
+        for searcher in self.searchers.values():
+            searcher.index(corpus_root, name=name)
+
+    def search(self, question: str, *, rewrite: str, retrieval: str, top_k: int) -> SearchResult:
+        for mode, searcher in self.searchers.items():
+            started = time.perf_counter()
+            answer = searcher.search(question, rewrite=rewrite, retrieval=retrieval, top_k=top_k)
+            self.search_seconds[mode] += time.perf_counter() - started
+            self.answers[mode][(self.root, question)] = answer
+        return self.answers[next(iter(self.searchers))][(self.root, question)]
+
+
+class ReplaySearcher:
+    """A mode's answers, asked earlier by `AllModesSearcher`, handed to that mode's own `run_bench`."""
+
+    def __init__(self, answers: dict[tuple[str, str], SearchResult], mode: str) -> None:
+        self.answers = answers
+        self.mode = mode
+        self.root = ""
+
+    def supports(self, rewrite: str, retrieval: str) -> bool:
+        return retrieval == "bm25" and rewrite != "llm"
+
+    def index(self, corpus_root: Path, *, name: str) -> None:
+        self.root = str(corpus_root)
+
+    def search(self, question: str, *, rewrite: str, retrieval: str, top_k: int) -> SearchResult:
+        try:
+            return self.answers[(self.root, question)]
+        except KeyError:
+            raise RuntimeError(
+                f"{self.mode}: no recorded answer for {question!r} in {self.root} (was the first mode's output "
+                "folder already holding results? use a fresh --out)"
+            ) from None
+
+
+def _by_repo(records: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Acc@5 and n per repository of the chosen config's records."""
+    groups: dict[str, list[float]] = {}
+    for record in records:
+        if record["config"] == CONFIG.name:
+            groups.setdefault(str(record.get("repo")), []).append(record["metrics"]["acc@5"])
+    return {repo: {"acc@5": round(100.0 * sum(v) / len(v), 1), "n": len(v)} for repo, v in sorted(groups.items())}
+
+
 def _acc5(records: list[dict[str, Any]]) -> float:
     chosen = [r for r in records if r["config"] == CONFIG.name]
     return 100.0 * sum(r["metrics"]["acc@5"] for r in chosen) / max(1, len(chosen))
@@ -177,9 +324,37 @@ def _selection_summary(log: list[dict[str, Any]], records: list[dict[str, Any]],
     }
 
 
+def _inference_summary(log: list[dict[str, Any]], records: list[dict[str, Any]], items: list[Any]) -> dict[str, Any]:
+    """mixed-infer: how often a package filter was inferred, used, narrowed to another repository, lost the gold."""
+    inferred = [e for e in log if e["inferred"]]
+    used = [e for e in inferred if e["inferred"].get("used")]
+    gold = {r["id"]: r["gold_files"] for r in records}
+    by_question = {item.question: item.id for item in items}
+    lost = [
+        e
+        for e in used
+        if any(
+            g in e["plain_files"] and g not in e["narrowed_files"]
+            for g in gold.get(by_question.get(e["question"], ""), [])
+        )
+    ]
+    other = [e for e in used if e["narrowed_files"] and all(f.startswith("<") for f in e["narrowed_files"])]
+    return {"inferred": len(inferred), "used": len(used), "other_repository_only": len(other), "lost_gold": len(lost)}
+
+
+def _load_items(args: argparse.Namespace) -> list[GoldenItem]:
+    items = load_swebench(args.swebench, query="title") if args.swebench else load_golden(args.golden)
+    if args.repos:
+        wanted = {r.strip() for r in args.repos.split(",")}
+        items = [item for item in items if item.repo in wanted]
+    return items
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--golden", required=True)
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--golden", help="a golden set (one commit per repository)")
+    source.add_argument("--swebench", help="SWE-bench-format JSONL (each instance at its own base_commit; titles)")
     parser.add_argument("--git-root", required=True)
     parser.add_argument("--corpus-cache", required=True, help="the bench cache whose corpora/ to read (and fill)")
     parser.add_argument("--work", required=True, help="where this script's own indexes go")
@@ -191,56 +366,99 @@ def main() -> None:
     os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
     work, out = Path(args.work).absolute(), Path(args.out).absolute()
     out.mkdir(parents=True, exist_ok=True)
-    items = load_golden(args.golden)
-    if args.repos:
-        wanted = {r.strip() for r in args.repos.split(",")}
-        items = [item for item in items if item.repo in wanted]
+    items = _load_items(args)
+    anchors: dict[str, str] = {}
+    if args.swebench:
+        items, anchors = order_by_repository(items)
     resolver = CorpusResolver(CorpusCache(args.corpus_cache), mode="git", git_root=args.git_root)
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
-    summary: dict[str, Any] = {"golden": args.golden, "n": len(items), "config": CONFIG.name, "modes": {}}
+    summary: dict[str, Any] = {
+        "golden": args.golden or args.swebench,
+        "n": len(items),
+        "config": CONFIG.name,
+        "modes": {},
+        "load_before": os.getloadavg(),
+    }
+
+    def save() -> None:
+        per_repo = summary["modes"].get("per-repo", {}).get("acc@5")
+        for figures in summary["modes"].values():
+            if per_repo is not None:
+                figures["vs_per_repo"] = round(figures["acc@5"] - per_repo, 1)
+        summary["load_after"] = os.getloadavg()
+        (out / "summary.json").write_text(json.dumps(summary, indent=1))
 
     def bench(mode: str, searcher: Any) -> list[dict[str, Any]]:
         started = time.perf_counter()
         options = BenchOptions(output_dir=out / mode, configs=[CONFIG], progress=False, title=f"mixed index: {mode}")
         run = run_bench(items, searcher, resolver, options)
         seconds = round(time.perf_counter() - started)
-        summary["modes"][mode] = {"acc@5": round(_acc5(run.records), 1), "seconds": seconds}
+        n = sum(1 for r in run.records if r["config"] == CONFIG.name)
+        summary["modes"][mode] = {"acc@5": round(_acc5(run.records), 1), "n": n, "seconds": seconds}
+        summary["modes"][mode]["by_repo"] = _by_repo(run.records)
         print(mode, summary["modes"][mode], flush=True)
+        save()
         return run.records
 
-    if "per-repo" in modes:
-        bench("per-repo", PipelineSearcher(work / "per-repo", lexical=True))
     mixed_modes = [m for m in modes if m.startswith("mixed")]
     if mixed_modes:
         search = CodeSearch(work / "mixed" / "index", lexical=True)
         repos: dict[str, str] = {}
         started = time.perf_counter()
         for item in items:
-            corpus = resolver.resolve(item.repo, item.version, item.base_commit)
-            if str(corpus.root) not in repos:
-                repos[str(corpus.root)] = str(item.repo)
+            try:
+                corpus = resolver.resolve(item.repo, item.version, item.base_commit)
+            except CorpusError as error:  # the runner reports it as not covered
+                print("no corpus:", item.id, error, flush=True)
+                continue
+            repos.setdefault(str(corpus.root), str(item.repo))
+        kinds = {mode: mode.removeprefix("mixed").lstrip("-") or "plain" for mode in mixed_modes}
+        searchers = {mode: MixedSearcher(search, repos, kind) for mode, kind in kinds.items()}
+        if args.swebench:
+            anchor_roots = {repo: resolver.resolve(repo, None, commit).root for repo, commit in anchors.items()}
+            switching = SwitchingIndex(search, anchor_roots)
+            summary["mixed_build"] = switching.build()
+            summary["mixed_index_seconds"] = round(time.perf_counter() - started)
+            print("built", summary["mixed_build"], flush=True)
+            recorder = AllModesSearcher(switching, searchers, repos)
+            records_of = {mixed_modes[0]: bench(mixed_modes[0], recorder)}
+            summary["all_modes_pass_seconds"] = summary["modes"][mixed_modes[0]]["seconds"]
+            for mode in mixed_modes[1:]:
+                records_of[mode] = bench(mode, ReplaySearcher(recorder.answers[mode], mode))
+            for mode, seconds in recorder.search_seconds.items():
+                summary["modes"][mode]["search_seconds"] = round(seconds, 1)
+            switches = switching.switches
+            summary["switches"] = {
+                "count": len(switches),
+                "seconds": round(sum(s["seconds"] for s in switches), 1),
+                "by_repo": {
+                    repo: {
+                        "count": len(mine),
+                        "median_s": sorted(s["seconds"] for s in mine)[len(mine) // 2],
+                        "max_s": max(s["seconds"] for s in mine),
+                    }
+                    for repo in anchors
+                    if (mine := [s for s in switches if s["repo"] == repo])
+                },
+                "log": switches,
+            }
+            switching.place(next(iter(anchors)), anchor_roots[next(iter(anchors))])  # every repository at its anchor
+            summary["anchor_documents"] = {
+                repo: {"built": b["documents"], "after_switches": switching.documents(repo)}
+                for repo, b in zip(anchors, summary["mixed_build"], strict=True)
+            }
+        else:
+            for root, repo in repos.items():
                 if not args.reuse_index:
-                    stats = search.index(corpus.root, repo=str(item.repo))
-                    print("indexed", item.repo, stats["files"], "files", stats["seconds"], "s", flush=True)
-        search.warm_up()
-        summary["mixed_index_seconds"] = round(time.perf_counter() - started)
-        for mode in mixed_modes:
-            searcher = MixedSearcher(search, repos, mode.removeprefix("mixed").lstrip("-") or "plain")
-            records = bench(mode, searcher)
+                    stats = search.index(Path(root), repo=repo)
+                    print("indexed", repo, stats["files"], "files", stats["seconds"], "s", flush=True)
+            search.warm_up()
+            summary["mixed_index_seconds"] = round(time.perf_counter() - started)
+            records_of = {mode: bench(mode, searcher) for mode, searcher in searchers.items()}
+        for mode, records in records_of.items():
+            searcher = searchers[mode]
             if mode == "mixed-infer":
-                inferred = [e for e in searcher.log if e["inferred"]]
-                used = [e for e in inferred if e["inferred"].get("used")]
-                gold = {r["id"]: r["gold_files"] for r in records}
-                by_question = {item.question: item.id for item in items}
-                lost = [
-                    e
-                    for e in used
-                    if any(
-                        g in e["plain_files"] and g not in e["narrowed_files"]
-                        for g in gold.get(by_question.get(e["question"], ""), [])
-                    )
-                ]
-                summary["inference"] = {"inferred": len(inferred), "used": len(used), "lost_gold": len(lost)}
+                summary["inference"] = _inference_summary(searcher.log, records, items)
                 (out / "mixed-infer-log.json").write_text(json.dumps(searcher.log, indent=1))
             if mode == "mixed-select":
                 summary["selection"] = _selection_summary(searcher.log, records, items)
@@ -248,8 +466,11 @@ def main() -> None:
             if mode == "mixed":
                 other = sum(1 for r in records for path in r["files"][:5] if path.startswith("<"))
                 summary["mixed_other_repo_files_in_top5"] = other
-    (out / "summary.json").write_text(json.dumps(summary, indent=1))
-    print(json.dumps(summary, indent=1))
+        save()
+    if "per-repo" in modes:
+        bench("per-repo", PipelineSearcher(work / "per-repo", lexical=True))
+    save()
+    print(json.dumps({k: v for k, v in summary.items() if k != "switches"}, indent=1))
 
 
 if __name__ == "__main__":
