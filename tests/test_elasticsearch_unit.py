@@ -601,3 +601,34 @@ def test_the_knn_retriever_takes_the_query_pipelines_array() -> None:
     assert _as_floats(np.array([0.5, -1.0, 2.0], dtype=np.float32)) == [0.5, -1.0, 2.0]
     assert all(type(value) is float for value in _as_floats(np.ones(3, dtype=np.float32)))
     assert _as_floats([0.1, 0.2]) == [0.1, 0.2]
+
+
+def test_knn_leaves_out_one_line_definitions_like_the_embedded_retriever(fake_client: type[_FakeClient]) -> None:
+    """The same rule as `CodeEmbeddingRetriever` (`short_definition`): twice top_k asked, short definitions dropped."""
+    from haystack_integrations.components.code_alias.embedding_retriever import short_definition
+
+    def knn_hit(doc_id: str, kind: str, content: str, score: float) -> dict[str, Any]:
+        source = {"id": doc_id, "content": content, "kind": kind, "file_path": f"{doc_id}.ts", "embedding": [0.1] * 384}
+        return {"_id": doc_id, "_score": score, "_source": source}
+
+    store = CodeElasticsearchDocumentStore(index="code")
+    client = store.client
+    assert isinstance(client, _FakeClient)
+    page = [
+        knn_hit("member", "method", "  process(n1: VNode, n2: VNode): void", 0.99),
+        knn_hit("module", "module", "export * from './x'", 0.98),
+        knn_hit("impl", "function", "function process(n1, n2) {\n  patch(n1, n2)\n}", 0.97),
+        knn_hit("other", "function", "function other() {\n  return 1\n}", 0.96),
+    ]
+    client.pages = [list(page)]
+    documents = CodeElasticsearchEmbeddingRetriever(document_store=store, top_k=2).run(query_embedding=[0.1] * 384)
+    assert [d.id for d in documents["documents"]] == ["module", "impl"]
+    assert client.searches[-1]["knn"]["k"] == 4  # fetched twice top_k
+    assert not any(short_definition(d) for d in documents["documents"])
+
+    client.pages = [list(page)]
+    every = CodeElasticsearchEmbeddingRetriever(document_store=store, top_k=2, min_definition_lines=1)
+    assert [d.id for d in every.run(query_embedding=[0.1] * 384)["documents"]] == ["member", "module"]
+    assert CodeElasticsearchEmbeddingRetriever.from_dict(every.to_dict()).min_definition_lines == 1
+    with pytest.raises(ValueError, match="min_definition_lines"):
+        CodeElasticsearchEmbeddingRetriever(document_store=store, min_definition_lines=0)

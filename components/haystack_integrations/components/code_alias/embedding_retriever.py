@@ -36,17 +36,21 @@ _MATRICES: PerStoreCache[tuple[list[Document], np.ndarray]] = PerStoreCache("emb
 MIN_DEFINITION_LINES = 2
 
 
-def searched_by_vector(document: Document, min_definition_lines: int = MIN_DEFINITION_LINES) -> bool:
+def short_definition(document: Document, min_definition_lines: int = MIN_DEFINITION_LINES) -> bool:
     """
-    Whether a chunk takes part in the vector search: it has a vector and is not a definition chunk shorter than
-    `min_definition_lines` lines (module docstring). Module remainders and chunks without a kind always do.
+    Whether a chunk is a definition shorter than `min_definition_lines` lines (module docstring), which the vector
+    search leaves out; module remainders and chunks without a kind never are. The Elasticsearch kNN retriever
+    applies the same rule to its hits.
     """
-    if document.embedding is None:
-        return False
     kind = document.meta.get("kind")
     if min_definition_lines <= 1 or not kind or kind == "module":
-        return True
-    return (document.content or "").strip().count("\n") + 1 >= min_definition_lines
+        return False
+    return (document.content or "").strip().count("\n") + 1 < min_definition_lines
+
+
+def searched_by_vector(document: Document, min_definition_lines: int = MIN_DEFINITION_LINES) -> bool:
+    """Whether a chunk takes part in the vector search: it has a vector and is not a `short_definition`."""
+    return document.embedding is not None and not short_definition(document, min_definition_lines)
 
 
 def _normalised_matrix(

@@ -13,6 +13,7 @@ from haystack.document_stores.types.filter_policy import apply_filter_policy
 from haystack_integrations.components.retrievers.elasticsearch import ElasticsearchEmbeddingRetriever
 from haystack_integrations.document_stores.elasticsearch import ElasticsearchDocumentStore
 
+from ..embedding_retriever import MIN_DEFINITION_LINES, short_definition
 from .errors import translate_errors
 from .query import QueryWeights, build_bm25_body
 
@@ -255,7 +256,38 @@ class CodeElasticsearchEmbeddingRetriever(ElasticsearchEmbeddingRetriever):
     :param top_k: How many Documents to return.
     :param num_candidates: kNN candidates per shard (default top_k * 10).
     :param filter_policy: How run-time filters combine with `filters`.
+    :param min_definition_lines: Definition chunks with fewer lines are left out of the results, as
+        `CodeEmbeddingRetriever` leaves them out of its search (a one-line definition repeats a line of its
+        parent's chunk); twice `top_k` hits are fetched to make up for them. 1 keeps all.
     """
+
+    def __init__(
+        self,
+        *,
+        document_store: ElasticsearchDocumentStore,
+        filters: dict[str, Any] | None = None,
+        top_k: int = 10,
+        num_candidates: int | None = None,
+        filter_policy: str | FilterPolicy = FilterPolicy.REPLACE,
+        min_definition_lines: int = MIN_DEFINITION_LINES,
+    ) -> None:
+        if min_definition_lines < 1:
+            raise ValueError(f"min_definition_lines must be >= 1, got {min_definition_lines}")
+        ElasticsearchEmbeddingRetriever.__init__(
+            self,
+            document_store=document_store,
+            filters=filters,
+            top_k=top_k,
+            num_candidates=num_candidates,
+            filter_policy=filter_policy,
+        )
+        self.min_definition_lines = min_definition_lines
+
+    def to_dict(self) -> dict[str, Any]:
+        """Serialise, `min_definition_lines` included."""
+        data = ElasticsearchEmbeddingRetriever.to_dict(self)
+        data["init_parameters"]["min_definition_lines"] = self.min_definition_lines
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CodeElasticsearchEmbeddingRetriever:
@@ -272,13 +304,26 @@ class CodeElasticsearchEmbeddingRetriever(ElasticsearchEmbeddingRetriever):
                 self._document_store._ensure_initialized()
             check(query_embedding)
 
+    def _fetch_k(self, top_k: int | None) -> int:
+        """Hits to ask for: twice `top_k` when short definitions are dropped afterwards."""
+        wanted = top_k or self._top_k
+        return wanted * 2 if self.min_definition_lines > 1 else wanted
+
     def _adjust(
-        self, documents: list[Document], scale_score: bool | None, return_embedding: bool | None
+        self,
+        documents: list[Document],
+        scale_score: bool | None,
+        return_embedding: bool | None,
+        top_k: int | None = None,
     ) -> list[Document]:
-        """Apply the `InMemoryEmbeddingRetriever` options, so the two retrievers take the same inputs."""
+        """
+        Drop short definitions (`min_definition_lines`), keep `top_k`, and apply the `InMemoryEmbeddingRetriever`
+        options, so the two retrievers take the same inputs and give the same kind of list.
+        """
         cosine = getattr(self._document_store, "_embedding_similarity_function", "cosine") == "cosine"
+        kept = [d for d in documents if not short_definition(d, self.min_definition_lines)]
         adjusted = []
-        for document in documents:
+        for document in kept[: top_k or self._top_k]:
             changes: dict[str, Any] = {}
             if scale_score is False and cosine and document.score is not None:
                 changes["score"] = 2.0 * document.score - 1.0  # Elasticsearch reports (1 + cos) / 2
@@ -313,9 +358,9 @@ class CodeElasticsearchEmbeddingRetriever(ElasticsearchEmbeddingRetriever):
         with _errors_for(self._document_store):
             # Explicit base call: @component rebuilds the class, so a zero-argument super() would not resolve.
             result = ElasticsearchEmbeddingRetriever.run(
-                self, query_embedding=query_embedding, filters=filters, top_k=top_k
+                self, query_embedding=query_embedding, filters=filters, top_k=self._fetch_k(top_k)
             )
-        return {"documents": self._adjust(result["documents"], scale_score, return_embedding)}
+        return {"documents": self._adjust(result["documents"], scale_score, return_embedding, top_k)}
 
     @component.output_types(documents=list[Document])
     async def run_async(
@@ -335,6 +380,6 @@ class CodeElasticsearchEmbeddingRetriever(ElasticsearchEmbeddingRetriever):
             check(query_embedding)
         with _errors_for(self._document_store):
             result = await ElasticsearchEmbeddingRetriever.run_async(
-                self, query_embedding=query_embedding, filters=filters, top_k=top_k
+                self, query_embedding=query_embedding, filters=filters, top_k=self._fetch_k(top_k)
             )
-        return {"documents": self._adjust(result["documents"], scale_score, return_embedding)}
+        return {"documents": self._adjust(result["documents"], scale_score, return_embedding, top_k)}
