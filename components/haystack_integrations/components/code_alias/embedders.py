@@ -26,6 +26,7 @@ from haystack_integrations.components.embedders.sentence_transformers import (
 )
 
 from .core.batching import MicroBatcher
+from .core.question_text import clean_question_text
 from .embedding_text import summary_text
 from .paths import EMBEDDING_CACHE_DIR, EMBEDDING_CACHE_ENV, resolve_index_dir
 from .progress import progress_bar, quiet_model_loading
@@ -335,15 +336,29 @@ class CodeTextEmbedder:
     model in one batch (`core.batching.MicroBatcher`), which on a CPU costs a fraction of separate calls. A lone
     question never waits.
 
+    The model reads only the first `max_seq_length` word pieces, and a pasted issue often opens with its
+    template (HTML comments, "- [ ] Would you like to work on a fix?", "_No response_", a playground link with
+    kilobytes of base64): with `clean_question` the text is cleaned first (`core.question_text`), code, identifiers
+    and prose kept as written; a plain question or title is unchanged.
+
     :param model: Model name or folder; `all-MiniLM-L6-v2` uses the packaged copy.
     :param max_seq_length: Tokens read.
     :param max_batch_size: The most concurrent questions embedded in one model call (1: no batching).
+    :param clean_question: Remove issue-template noise from the text before embedding it.
     """
 
-    def __init__(self, *, model: str = DEFAULT_MODEL, max_seq_length: int = 256, max_batch_size: int = 32) -> None:
+    def __init__(
+        self,
+        *,
+        model: str = DEFAULT_MODEL,
+        max_seq_length: int = 256,
+        max_batch_size: int = 32,
+        clean_question: bool = True,
+    ) -> None:
         self.model = model
         self.max_seq_length = max_seq_length
         self.max_batch_size = max_batch_size
+        self.clean_question = clean_question
         self._embedder: SentenceTransformersTextEmbedder | None = None
         self._batcher: MicroBatcher[str, list[float]] = MicroBatcher(self._embed_batch, max_batch=max_batch_size)
 
@@ -376,8 +391,14 @@ class CodeTextEmbedder:
         if not isinstance(text, str):
             raise TypeError(f"CodeTextEmbedder embeds one string, got {type(text).__name__}")
         self.warm_up()
-        embedding = self._batcher(text)
+        embedding = self._batcher(self.text_to_embed(text))
         return {"embedding": embedding, "vector": np.asarray(embedding, dtype=np.float32)}
+
+    def text_to_embed(self, text: str) -> str:
+        """The text the model reads: the question cleaned of template noise (`clean_question`), else as given."""
+        if not self.clean_question:
+            return text
+        return clean_question_text(text) or text
 
     def _embed_batch(self, texts: list[str]) -> list[list[float]]:
         """One model call for the questions of concurrent callers, with the text embedder's own settings."""
@@ -403,7 +424,11 @@ class CodeTextEmbedder:
 
     def to_dict(self) -> dict[str, Any]:
         return default_to_dict(
-            self, model=self.model, max_seq_length=self.max_seq_length, max_batch_size=self.max_batch_size
+            self,
+            model=self.model,
+            max_seq_length=self.max_seq_length,
+            max_batch_size=self.max_batch_size,
+            clean_question=self.clean_question,
         )
 
     @classmethod
