@@ -283,7 +283,8 @@ def _acc5(records: list[dict[str, Any]]) -> float:
 
 
 def _hit(files: list[str] | None, gold: list[str]) -> bool:
-    return bool(files) and any(g in files[:5] for g in gold)  # type: ignore[index]
+    """File Acc@5 as the runner counts it: every gold file in the top 5 (a SWE-bench patch may change several)."""
+    return bool(files) and bool(gold) and all(g in files[:5] for g in gold)  # type: ignore[index]
 
 
 def _selection_summary(log: list[dict[str, Any]], records: list[dict[str, Any]], items: list[Any]) -> dict[str, Any]:

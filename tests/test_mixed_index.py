@@ -96,3 +96,10 @@ def test_replay_answers_what_was_recorded_and_says_when_not(mixed_index: ModuleT
     assert replay.search("q", rewrite="dictionary", retrieval="bm25", top_k=10) is answer
     with pytest.raises(RuntimeError, match="mixed-filter: no recorded answer"):
         replay.search("other", rewrite="dictionary", retrieval="bm25", top_k=10)
+
+
+def test_hit_counts_as_file_acc_at_5_every_gold_file(mixed_index: ModuleType) -> None:
+    top = ["a.js", "b.js", "c.js", "d.js", "e.js", "f.js"]
+    assert mixed_index._hit(top, ["a.js", "e.js"])
+    assert not mixed_index._hit(top, ["a.js", "f.js"])  # one of two gold files below the top 5
+    assert not mixed_index._hit(top, []) and not mixed_index._hit(None, ["a.js"])
