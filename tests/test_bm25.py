@@ -128,3 +128,21 @@ def test_embedding_retriever_ranks_by_cosine_and_filters(tmp_path: Path) -> None
     with pytest.raises(ValueError, match="same embedding model"):
         retriever.run(query_embedding=[1.0, 0.0, 0.0])
     assert CodeEmbeddingRetriever.from_dict(retriever.to_dict()).to_dict() == retriever.to_dict()
+
+
+def test_issue_template_noise_is_not_searched_for(tmp_path: Path) -> None:
+    """`clean_query`: HTML comments, task-list boilerplate and URL payloads of a pasted issue add no terms."""
+    retriever = _retriever(tmp_path)
+    question = (
+        "stripe backoff\n<!-- Please retry: post your journal entries, balance entries, retry retry -->\n"
+        "- [ ] Would you like to post journal entries for a fix?\n"
+        "https://play.example.org/#post/journal/entries/balance?retry=retry\n"
+    )
+    ranked = [d.meta["file_path"] for d in retriever.run(query=question)["documents"]]
+    assert ranked == [d.meta["file_path"] for d in retriever.run(query="stripe backoff play.example.org")["documents"]]
+    assert ranked[0] == "pay/retry.py"
+    raw = CodeBM25Retriever.from_dict(
+        {**retriever.to_dict(), "init_parameters": {**retriever.to_dict()["init_parameters"], "clean_query": False}}
+    )
+    assert raw.clean_query is False and CodeBM25Retriever.from_dict(retriever.to_dict()).clean_query is True
+    assert raw.run(query=question)["documents"][0].meta["file_path"] != "pay/retry.py"

@@ -28,6 +28,7 @@ from haystack.document_stores.in_memory import InMemoryDocumentStore
 
 from .bm25_build import TermCache, build_model
 from .core.identifiers import code_tokenize, split_identifier
+from .core.question_text import clean_question_text
 from .paths import user_cache_dir
 from .store_cache import PerStoreCache, best_first, preparing
 
@@ -238,6 +239,8 @@ class CodeBM25Retriever:
     :param package_boost: The same for the rewrite's packages.
     :param k1: BM25 term-frequency saturation.
     :param b: BM25 length normalisation.
+    :param clean_query: Remove issue-template noise (`core.question_text`: URL payloads, HTML comments,
+        "_No response_", task-list boilerplate) from the query before tokenising it.
     """
 
     def __init__(
@@ -249,6 +252,7 @@ class CodeBM25Retriever:
         package_boost: float = 0.1,
         k1: float = 1.2,
         b: float = 0.75,
+        clean_query: bool = True,
     ) -> None:
         if top_k <= 0:
             raise ValueError(f"top_k must be > 0, got {top_k}")
@@ -258,6 +262,7 @@ class CodeBM25Retriever:
         self.package_boost = package_boost
         self.k1 = k1
         self.b = b
+        self.clean_query = clean_query
 
     def warm_up(self) -> None:
         """Build (or reuse) the BM25 index of the store's current documents."""
@@ -311,7 +316,8 @@ class CodeBM25Retriever:
         """
         top_k = top_k or self.top_k
         index = self._index()
-        scores = index.scores(code_tokenize(query))
+        text = (clean_question_text(query) or query) if self.clean_query else query
+        scores = index.scores(code_tokenize(text))
         top = float(scores.max()) if len(scores) else 0.0
         for names, boost in ((symbols or [], self.symbol_boost), (packages or [], self.package_boost)):
             if not boost or top <= 0.0:
@@ -347,6 +353,7 @@ class CodeBM25Retriever:
             package_boost=self.package_boost,
             k1=self.k1,
             b=self.b,
+            clean_query=self.clean_query,
         )
 
     @classmethod
