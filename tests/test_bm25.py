@@ -132,7 +132,9 @@ def test_embedding_retriever_ranks_by_cosine_and_filters(tmp_path: Path) -> None
 
 def test_issue_template_noise_is_not_searched_for(tmp_path: Path) -> None:
     """`clean_query`: HTML comments, task-list boilerplate and URL payloads of a pasted issue add no terms."""
-    retriever = _retriever(tmp_path)
+    plain = _retriever(tmp_path)
+    assert plain.clean_query is False  # off by default
+    retriever = CodeBM25Retriever(document_store=plain.document_store, top_k=4, clean_query=True)
     question = (
         "stripe backoff\n<!-- Please retry: post your journal entries, balance entries, retry retry -->\n"
         "- [ ] Would you like to post journal entries for a fix?\n"

@@ -230,7 +230,8 @@ def test_comment_lines_of_unfenced_code_are_kept_and_comments_in_code_blocks_too
 def test_the_text_embedder_reads_the_cleaned_question_and_round_trips_the_switch() -> None:
     from haystack_integrations.components.code_alias.embedders import CodeTextEmbedder
 
-    embedder = CodeTextEmbedder()
+    assert CodeTextEmbedder().clean_question is False  # off by default
+    embedder = CodeTextEmbedder(clean_question=True)
     assert embedder.text_to_embed(VUE_ISSUE) == clean_question_text(VUE_ISSUE) != VUE_ISSUE
     assert embedder.text_to_embed("where is the retry helper?") == "where is the retry helper?"
     off = CodeTextEmbedder.from_dict(CodeTextEmbedder(clean_question=False).to_dict())

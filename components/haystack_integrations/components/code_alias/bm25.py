@@ -240,7 +240,8 @@ class CodeBM25Retriever:
     :param k1: BM25 term-frequency saturation.
     :param b: BM25 length normalisation.
     :param clean_query: Remove issue-template noise (`core.question_text`: URL payloads, HTML comments,
-        "_No response_", task-list boilerplate) from the query before tokenising it.
+        "_No response_", task-list boilerplate) from the query before tokenising it. Off by default: neutral on
+        SWE-bench Lite full text, on the JS/TS bug reports Acc@5 up and Acc@1 down by one question (BENCHMARKS.md 8).
     """
 
     def __init__(
@@ -252,7 +253,7 @@ class CodeBM25Retriever:
         package_boost: float = 0.1,
         k1: float = 1.2,
         b: float = 0.75,
-        clean_query: bool = True,
+        clean_query: bool = False,
     ) -> None:
         if top_k <= 0:
             raise ValueError(f"top_k must be > 0, got {top_k}")
