@@ -292,13 +292,7 @@ class HintIndex:
         self._idf_doc = {w: self._idf(len(p)) for w, p in self._by_doc_word.items()}
         self._name_postings = {w: np.asarray(p, dtype=np.int32) for w, p in self._by_name_word.items()}
         self._doc_postings = {w: np.asarray(p, dtype=np.int32) for w, p in self._by_doc_word.items()}
-        self._spread = [1.0 + math.log2(max(1, len(t.qualified_names))) for t in self.targets]
-        self._content_counts = np.asarray([len(t.content_words) for t in self.targets], dtype=np.int32)
-        self._kind_weight = np.asarray(
-            [PACKAGE_WORD_WEIGHT if t.kind == "package" else NAME_WORD_WEIGHT for t in self.targets]
-        )
-        self._name_vocabulary = sorted(self._by_exact)
-        self._word_vocabulary = sorted(set(self._by_name_word) | set(self._by_doc_word))
+        self._derive_per_target()
 
     # ---- an incremental update ----------------------------------------------------------------------------------
     def updated(self, before: AliasDictionary, after: AliasDictionary, *, max_names: int = 2000) -> HintIndex | None:
@@ -475,6 +469,11 @@ class HintIndex:
                 else:
                     idf.pop(word, None)
                     postings.pop(word, None)
+        self._derive_per_target()
+        del self._touched_words
+
+    def _derive_per_target(self) -> None:
+        """What derives from the targets and the postings as a whole: built once, and again after an update."""
         self._spread = [1.0 + math.log2(max(1, len(t.qualified_names))) for t in self.targets]
         self._content_counts = np.asarray([len(t.content_words) for t in self.targets], dtype=np.int32)
         self._kind_weight = np.asarray(
@@ -482,7 +481,6 @@ class HintIndex:
         )
         self._name_vocabulary = sorted(self._by_exact)
         self._word_vocabulary = sorted(set(self._by_name_word) | set(self._by_doc_word))
-        del self._touched_words
 
     def _idf(self, postings: int) -> float:
         return math.log(1.0 + self._symbol_count / postings)
