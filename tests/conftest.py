@@ -19,6 +19,15 @@ FIXTURES = Path(__file__).parent / "fixtures"
 ACME_REPO = FIXTURES / "acme_repo"
 
 
+def write_tree(folder: Path, files: dict[str, str]) -> Path:
+    """Write `files` (relative path -> text) under `folder`; returns `folder`."""
+    for rel_path, text in files.items():
+        target = folder / rel_path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    return folder
+
+
 @pytest.fixture
 def acme_repo(tmp_path: Path) -> Path:
     """A writable copy of tests/fixtures/acme_repo (tests may edit it)."""

@@ -21,21 +21,13 @@ from haystack_integrations.components.code_alias.dictionary_handle import Dictio
 from haystack_integrations.components.code_alias.paths import DICTIONARY_FILE
 from haystack_integrations.components.code_alias.push_sync import WarmIndexer
 from haystack_integrations.components.code_alias.search import CodeSearch
-
-FILES = {
-    "pkg/__init__.py": "",
-    "pkg/payments.py": 'def charge_card(amount):\n    """Charge a card with retries."""\n    return amount\n',
-    "pkg/orders.py": 'def place_order(item):\n    """Place an order for an item."""\n    return item\n',
-    "pkg/old.py": 'def legacy_helper():\n    """A helper nobody calls."""\n    return 1\n',
-}
+from tests.conftest import write_tree
+from tests.test_push_sync import FILES
 
 
 @pytest.fixture
 def tree(tmp_path: Path) -> Path:
-    root = tmp_path / "shop"
-    for rel_path, text in FILES.items():
-        (root / rel_path).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel_path).write_text(text, encoding="utf-8")
+    root = write_tree(tmp_path / "shop", FILES)
     return root
 
 

@@ -18,6 +18,7 @@ from haystack_integrations.components.code_alias.paths import DICTIONARY_FILE
 from haystack_integrations.components.code_alias.push_sync import WarmIndexer
 from haystack_integrations.components.code_alias.search import CodeSearch
 from haystack_integrations.components.code_alias.sync import IndexSyncPlanner
+from tests.conftest import write_tree
 
 FILES = {
     "pkg/__init__.py": "",
@@ -29,10 +30,7 @@ FILES = {
 
 @pytest.fixture
 def tree(tmp_path: Path) -> Path:
-    root = tmp_path / "shop"
-    for rel_path, text in FILES.items():
-        (root / rel_path).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel_path).write_text(text, encoding="utf-8")
+    root = write_tree(tmp_path / "shop", FILES)
     (root / ".gitignore").write_text("generated/\n", encoding="utf-8")
     return root
 

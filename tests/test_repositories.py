@@ -27,6 +27,7 @@ from haystack_integrations.components.code_alias.paths import DICTIONARY_FILE
 from haystack_integrations.components.code_alias.repositories import read_repositories, repository_filters
 from haystack_integrations.components.code_alias.search import CodeSearch
 from haystack_integrations.components.code_alias.sync import IndexSyncPlanner, IndexSyncWriter
+from tests.conftest import write_tree
 
 ALPHA = {
     "pkg/retry.py": 'def retry_payment(charge):\n    """Retry a failed card charge with backoff."""\n'
@@ -41,22 +42,14 @@ BETA = {
 }
 
 
-def make_repo(folder: Path, files: dict[str, str]) -> Path:
-    for path, text in files.items():
-        target = folder / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
-    return folder
-
-
 def current_dictionary(index_dir: Path) -> AliasDictionary:
     return index_delta.load_index_dictionary(index_dir / DICTIONARY_FILE)  # with its deltas applied
 
 
 @pytest.fixture
 def two_repos(tmp_path: Path) -> tuple[CodeSearch, Path, Path]:
-    alpha = make_repo(tmp_path / "alpha", ALPHA)
-    beta = make_repo(tmp_path / "beta", BETA)
+    alpha = write_tree(tmp_path / "alpha", ALPHA)
+    beta = write_tree(tmp_path / "beta", BETA)
     search = CodeSearch(tmp_path / "index", lexical=True)
     assert search.index(alpha)["repo"] == "alpha"
     assert search.index(beta, repo="team/beta")["repo"] == "team/beta"
@@ -146,8 +139,8 @@ def test_status_lists_each_repository(two_repos: tuple[CodeSearch, Path, Path]) 
 def test_cli_index_remove_and_filtered_ask(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from haystack_integrations.components.code_alias.cli import main
 
-    alpha = make_repo(tmp_path / "alpha", ALPHA)
-    beta = make_repo(tmp_path / "beta", BETA)
+    alpha = write_tree(tmp_path / "alpha", ALPHA)
+    beta = write_tree(tmp_path / "beta", BETA)
     index = str(tmp_path / "index")
     assert main(["index", str(alpha), "--index-dir", index, "--lexical", "--repo", "a"]) == 0
     assert main(["index", str(beta), "--index-dir", index, "--repo", "b"]) == 0
@@ -201,8 +194,8 @@ def test_service_rejects_bad_filter_values_with_422(two_repos: tuple[CodeSearch,
 # ---- units --------------------------------------------------------------------------------------------------------
 def test_merge_part_and_without_repository(tmp_path: Path) -> None:
     builder = DictionaryBuilder()
-    alpha, _ = builder.build(make_repo(tmp_path / "alpha", ALPHA))
-    beta, _ = builder.build(make_repo(tmp_path / "beta", BETA))
+    alpha, _ = builder.build(write_tree(tmp_path / "alpha", ALPHA))
+    beta, _ = builder.build(write_tree(tmp_path / "beta", BETA))
     merged = merge_part(merge_part(None, "a", alpha), "b", beta)
     assert merged.version and merged.version != merge_part(None, "a", alpha).version
     assert sorted(e.repo for e in merged.symbols_named("shared_helper")) == ["a", "b"]
@@ -304,8 +297,8 @@ def test_inferred_packages_needs_strong_evidence() -> None:
 
 
 def test_ask_narrows_to_a_named_package_and_falls_back_when_that_finds_nothing(tmp_path: Path) -> None:
-    alpha = make_repo(tmp_path / "alpha", {**ALPHA, "pyproject.toml": '[project]\nname = "alpha-payments"\n'})
-    beta = make_repo(tmp_path / "beta", {**BETA, "docs/package.json": '{"name": "beta-docs", "version": "1.0.0"}\n'})
+    alpha = write_tree(tmp_path / "alpha", {**ALPHA, "pyproject.toml": '[project]\nname = "alpha-payments"\n'})
+    beta = write_tree(tmp_path / "beta", {**BETA, "docs/package.json": '{"name": "beta-docs", "version": "1.0.0"}\n'})
     search = CodeSearch(tmp_path / "index", lexical=True)
     search.index(alpha)
     search.index(beta)

@@ -14,6 +14,7 @@ from haystack_integrations.components.code_alias.core.repository_selection impor
     select_repository,
 )
 from haystack_integrations.components.code_alias.search import CodeSearch
+from tests.conftest import write_tree
 
 PAYMENTS = {
     "billing/charges.py": 'def retry_card_charge(invoice):\n    """Retry a declined card charge of an invoice."""\n'
@@ -31,20 +32,12 @@ IMAGING = {
 }
 
 
-def make_repo(folder: Path, files: dict[str, str]) -> Path:
-    for path, text in files.items():
-        target = folder / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
-    return folder
-
-
 @pytest.fixture(scope="module")
 def mixed(tmp_path_factory: pytest.TempPathFactory) -> CodeSearch:
     root = tmp_path_factory.mktemp("mixed")
     search = CodeSearch(root / "index", lexical=True)
-    search.index(make_repo(root / "payments", PAYMENTS), repo="payments")
-    search.index(make_repo(root / "imaging", IMAGING), repo="imaging")
+    search.index(write_tree(root / "payments", PAYMENTS), repo="payments")
+    search.index(write_tree(root / "imaging", IMAGING), repo="imaging")
     return search
 
 
@@ -124,5 +117,5 @@ def test_nothing_is_inferred_with_a_caller_filter_or_one_repository(mixed: CodeS
     question = "how does the config retry a declined card charge of an invoice?"
     assert mixed.ask(question, repo="imaging", select_repository=True).rewrite["inferred_repository"] is None
     single = CodeSearch(tmp_path / "single", lexical=True)
-    single.index(make_repo(tmp_path / "payments", PAYMENTS), repo="payments")
+    single.index(write_tree(tmp_path / "payments", PAYMENTS), repo="payments")
     assert single.ask(question, select_repository=True).rewrite["inferred_repository"] is None
