@@ -1,11 +1,14 @@
 """Paired lifts of the LLM rewrite rows of a harness run: `llm` against `none`, `dictionary` and `llm-free`.
 
     python benchmarks/llm_paired.py --out .bench-cache/results/sweqa-llm-lexical [--json benchmarks/results/x.json]
+    python benchmarks/llm_paired.py --out <1.5B run> --with 0.5b=<0.5B run> --with 0.5b-20h=<0.5B, 20 hints run>
 
 Reads the run's `results.jsonl` (partial runs too: only instances every compared row has are paired) and prints,
 per query and retrieval: each row's n, file Acc@1/5, file hit@5, symbol hit@1/5, MRR, rewrite ms p50/p95, names
 proposed, dropped by the filter (`llm`) or invented and sent to retrieval (`llm-free`), fallbacks; then each
-comparison as delta (wins / losses, two-sided sign test p).
+comparison as delta (wins / losses, two-sided sign test p). `--with NAME=FOLDER` adds another run's `llm` row as
+the row NAME (and its `llm-free` as NAME-free), compared with `none`, `dictionary` and this run's `llm`: a second
+model or another hint count on the same questions, which the harness runs one setting at a time.
 """
 
 from __future__ import annotations
@@ -29,13 +32,18 @@ COMPARISONS = (
 )
 
 
-def load(out: Path) -> list[dict[str, Any]]:
+def load(out: Path, *, label: str | None = None) -> list[dict[str, Any]]:
+    """The run's records, one per (config, id); with `label`, only its LLM rows, renamed to `label`."""
     rows: dict[tuple[str, str], dict[str, Any]] = {}
     for line in (out / "results.jsonl").read_text(encoding="utf-8").splitlines():
         try:
             record = json.loads(line)
         except ValueError:
             continue
+        if label is not None:
+            if not str(record["rewrite"]).startswith("llm"):
+                continue
+            record["rewrite"] = label + str(record["rewrite"])[len("llm") :]
         rows[(record["config"], record["id"])] = record  # a redone search replaces its twin
     return list(rows.values())
 
@@ -59,8 +67,11 @@ def row_summary(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def compare(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def compare(records: Sequence[dict[str, Any]], extra_labels: Sequence[str] = ()) -> dict[str, Any]:
     """Per `query/retrieval`: row summaries and the paired comparisons, on the instances every row has."""
+    comparisons = list(COMPARISONS)
+    for label in extra_labels:
+        comparisons += [(label, "none"), (label, "dictionary"), ("llm", label)]
     result: dict[str, Any] = {}
     groups = sorted({(r["query"], r["retrieval"]) for r in records})
     for query, retrieval in groups:
@@ -72,7 +83,7 @@ def compare(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         entry: dict[str, Any] = {"paired_instances": len(shared), "rows": {}, "comparisons": {}}
         for rewrite, rows in by_rewrite.items():
             entry["rows"][rewrite] = row_summary([rows[i] for i in sorted(shared)])
-        for candidate, baseline in COMPARISONS:
+        for candidate, baseline in comparisons:
             if candidate not in by_rewrite or baseline not in by_rewrite:
                 continue
             cells = {}
@@ -119,8 +130,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, required=True, help="the harness's output folder")
     parser.add_argument("--json", type=Path, help="also write the comparison here")
+    parser.add_argument(
+        "--with",
+        dest="others",
+        action="append",
+        default=[],
+        metavar="NAME=FOLDER",
+        help="another run's llm rows as the row NAME (repeatable)",
+    )
     args = parser.parse_args(argv)
-    result = compare(load(args.out))
+    records = load(args.out)
+    labels: list[str] = []
+    for spec in args.others:
+        label, sep, folder = spec.partition("=")
+        if not sep or not label or not folder:
+            parser.error(f"--with {spec!r}: expected NAME=FOLDER")
+        if not (Path(folder) / "results.jsonl").is_file():
+            parser.error(f"--with {spec!r}: {folder}/results.jsonl does not exist")
+        records += load(Path(folder), label=label)
+        labels.append(label)
+    result = compare(records, labels)
     print(render(result))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,73 @@
+"""benchmarks/llm_paired.py: rows of other runs (`--with NAME=FOLDER`) paired with this run's rows."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _module() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("llm_paired", ROOT / "benchmarks" / "llm_paired.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _record(rewrite: str, instance: str, acc1: float) -> dict[str, Any]:
+    return {
+        "config": f"title/{rewrite}/bm25",
+        "query": "title",
+        "rewrite": rewrite,
+        "retrieval": "bm25",
+        "id": instance,
+        "rewrite_ms": 1000.0 if rewrite.startswith("llm") else 1.0,
+        "metrics": {"acc@1": acc1, "acc@5": 1.0},
+        "extra": {"proposed": 2, "dropped": 0, "invented": 1 if rewrite == "llm-free" else 0},
+    }
+
+
+def _write(folder: Path, records: list[dict[str, Any]]) -> Path:
+    folder.mkdir()
+    (folder / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return folder
+
+
+def test_other_runs_llm_rows_are_paired_on_shared_instances(tmp_path: Path) -> None:
+    paired = _module()
+    main_run = _write(
+        tmp_path / "big",
+        [_record(r, i, 1.0 if r == "llm" else 0.0) for i in ("a", "b", "c") for r in ("none", "dictionary", "llm")],
+    )
+    # the other run lacks instance c and has its own none row, which must not replace this run's
+    other = _write(
+        tmp_path / "small",
+        [_record("none", i, 1.0) for i in ("a", "b")]
+        + [_record(r, i, 0.0) for i in ("a", "b") for r in ("llm", "llm-free")],
+    )
+    out = tmp_path / "paired.json"
+    assert paired.main(["--out", str(main_run), "--with", f"small={other}", "--json", str(out)]) == 0
+    entry = json.loads(out.read_text())["title/bm25"]
+    assert entry["paired_instances"] == 2
+    assert set(entry["rows"]) == {"none", "dictionary", "llm", "small", "small-free"}
+    assert entry["rows"]["none"]["acc@1"] == 0.0  # this run's none row, not the other run's
+    assert entry["rows"]["small-free"]["invented"] == 2
+    versus = entry["comparisons"]["llm vs small"]["acc@1"]
+    assert (versus["wins"], versus["losses"]) == (2, 0)
+    assert "small vs dictionary" in entry["comparisons"]
+
+
+def test_a_with_spec_without_results_is_refused(tmp_path: Path) -> None:
+    paired = _module()
+    main_run = _write(tmp_path / "run", [_record("none", "a", 1.0)])
+    with pytest.raises(SystemExit):
+        paired.main(["--out", str(main_run), "--with", f"x={tmp_path / 'missing'}"])
+    with pytest.raises(SystemExit):
+        paired.main(["--out", str(main_run), "--with", "no-equals-sign"])
