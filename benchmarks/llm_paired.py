@@ -44,6 +44,7 @@ def load(out: Path, *, label: str | None = None) -> list[dict[str, Any]]:
             if not str(record["rewrite"]).startswith("llm"):
                 continue
             record["rewrite"] = label + str(record["rewrite"])[len("llm") :]
+            record["llm_row"] = True
         rows[(record["config"], record["id"])] = record  # a redone search replaces its twin
     return list(rows.values())
 
@@ -53,7 +54,11 @@ def row_summary(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         values = [float(r["metrics"][name]) for r in records if name in r["metrics"]]
         return round(100 * mean(values), 1) if values else None
 
-    live = [float(r["rewrite_ms"]) for r in records if r["rewrite"].startswith("llm") and not r.get("cache_hit")]
+    live = [
+        float(r["rewrite_ms"])
+        for r in records
+        if (r["rewrite"].startswith("llm") or r.get("llm_row")) and not r.get("cache_hit")
+    ]
     extra = [r.get("extra") or {} for r in records]
     return {
         "n": len(records),

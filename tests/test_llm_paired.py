@@ -59,6 +59,7 @@ def test_other_runs_llm_rows_are_paired_on_shared_instances(tmp_path: Path) -> N
     assert set(entry["rows"]) == {"none", "dictionary", "llm", "small", "small-free"}
     assert entry["rows"]["none"]["acc@1"] == 0.0  # this run's none row, not the other run's
     assert entry["rows"]["small-free"]["invented"] == 2
+    assert entry["rows"]["small"]["rewrite_ms_p50"] == 1000  # a renamed LLM row keeps its latency
     versus = entry["comparisons"]["llm vs small"]["acc@1"]
     assert (versus["wins"], versus["losses"]) == (2, 0)
     assert "small vs dictionary" in entry["comparisons"]
