@@ -40,14 +40,14 @@ from typing import Any
 import yaml
 from haystack import Document
 
-from haystack_integrations.components.code_alias.bench_searcher import PipelineSearcher
-from haystack_integrations.components.code_alias.embedders import TEXT_MODES, CodeDocumentEmbedder
+from haystack_integrations.components.code_alias.evaluation.bench_searcher import PipelineSearcher
 from haystack_integrations.components.code_alias.paths import EMBEDDING_CACHE_ENV
-from haystack_integrations.components.code_alias.search import CodeSearch, environment_variable, pipelines_dir
+from haystack_integrations.components.code_alias.retrieval.embedders import TEXT_MODES, CodeDocumentEmbedder
+from haystack_integrations.components.code_alias.retrieval.search import CodeSearch, environment_variable, pipelines_dir
 
 VARIANT_ENV = "EMBED_COST_VARIANT"
-DOCUMENT_EMBEDDER = "haystack_integrations.components.code_alias.embedders.CodeDocumentEmbedder"
-TEXT_EMBEDDER = "haystack_integrations.components.code_alias.embedders.CodeTextEmbedder"
+DOCUMENT_EMBEDDER = "haystack_integrations.components.code_alias.retrieval.embedders.CodeDocumentEmbedder"
+TEXT_EMBEDDER = "haystack_integrations.components.code_alias.retrieval.embedders.CodeTextEmbedder"
 
 
 def parse_variant(variant: str) -> tuple[str, int]:
@@ -67,8 +67,8 @@ def load() -> str:
 
 def real_chunks(root: Path, count: int) -> list[Document]:
     """`count` chunks spread evenly over the tree's chunks (sorted by path and line, every n-th)."""
-    from haystack_integrations.components.code_alias.reader import CodeFileReader
-    from haystack_integrations.components.code_alias.splitter import CodeSplitter
+    from haystack_integrations.components.code_alias.indexing.reader import CodeFileReader
+    from haystack_integrations.components.code_alias.indexing.splitter import CodeSplitter
 
     files = CodeFileReader().run(root=str(root))["documents"]
     chunks = CodeSplitter().run(documents=files)["documents"]

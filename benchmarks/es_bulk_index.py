@@ -33,7 +33,7 @@ from haystack import Document
 from haystack.document_stores.types import DuplicatePolicy
 
 from haystack_integrations.components.code_alias.elasticsearch import CodeElasticsearchDocumentStore
-from haystack_integrations.components.code_alias.sync import IndexSyncPlanner, IndexSyncWriter
+from haystack_integrations.components.code_alias.indexing.sync import IndexSyncPlanner, IndexSyncWriter
 
 WORDS = [
     "payment",

@@ -31,9 +31,9 @@ from typing import Any
 
 from haystack import Document
 
-from haystack_integrations.components.code_alias.bench_searcher import PipelineSearcher, make_searcher
 from haystack_integrations.components.code_alias.core.fusion import reciprocal_rank_fusion
 from haystack_integrations.components.code_alias.core.hints import DESCRIBED_MAX_WORDS, evidence_kinds
+from haystack_integrations.components.code_alias.evaluation.bench_searcher import PipelineSearcher, make_searcher
 from haystack_integrations.components.code_alias.evaluation.golden import load_golden, load_swebench
 from haystack_integrations.components.code_alias.evaluation.metrics import (
     file_metrics,
@@ -42,8 +42,8 @@ from haystack_integrations.components.code_alias.evaluation.metrics import (
     symbol_metrics,
 )
 from haystack_integrations.components.code_alias.evaluation.runner import SearchResult, bench_main
-from haystack_integrations.components.code_alias.fusion import RankFusion
-from haystack_integrations.components.code_alias.results import rank_files, rank_symbols
+from haystack_integrations.components.code_alias.retrieval.fusion import RankFusion
+from haystack_integrations.components.code_alias.retrieval.results import rank_files, rank_symbols
 
 # ---- recording -------------------------------------------------------------------------------------------------
 

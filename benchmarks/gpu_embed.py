@@ -44,13 +44,13 @@ def _export(args: argparse.Namespace) -> int:
     from safetensors.numpy import load_file, save_file
     from tqdm import tqdm
 
-    from haystack_integrations.components.code_alias.embedders import (
+    from haystack_integrations.components.code_alias.indexing.index_files import artifact_path
+    from haystack_integrations.components.code_alias.indexing.store import read_documents
+    from haystack_integrations.components.code_alias.retrieval.embedders import (
         CodeDocumentEmbedder,
         EmbeddingCache,
         resolve_model,
     )
-    from haystack_integrations.components.code_alias.index_files import artifact_path
-    from haystack_integrations.components.code_alias.store import read_documents
 
     embedder = CodeDocumentEmbedder(cache_dir="")
     cache = EmbeddingCache(Path(args.cache))
@@ -168,7 +168,7 @@ def _embed(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from haystack_integrations.components.code_alias.embedders import EmbeddingCache
+    from haystack_integrations.components.code_alias.retrieval.embedders import EmbeddingCache
 
     cache = EmbeddingCache(Path(args.cache))
     count = 0
@@ -189,9 +189,9 @@ def _verify(args: argparse.Namespace) -> int:
     """Embed random chunks on this CPU with the product's own embedder (no cache) and compare with the cache."""
     from haystack import Document
 
-    from haystack_integrations.components.code_alias.embedders import CodeDocumentEmbedder, EmbeddingCache
-    from haystack_integrations.components.code_alias.index_files import artifact_path
-    from haystack_integrations.components.code_alias.store import read_documents
+    from haystack_integrations.components.code_alias.indexing.index_files import artifact_path
+    from haystack_integrations.components.code_alias.indexing.store import read_documents
+    from haystack_integrations.components.code_alias.retrieval.embedders import CodeDocumentEmbedder, EmbeddingCache
 
     cache = EmbeddingCache(Path(args.cache))
     embedder = CodeDocumentEmbedder(cache_dir="", progress_bar=False)

@@ -41,8 +41,8 @@ from haystack.utils import deserialize_chatgenerator_inplace
 from haystack_integrations.components.code_alias.evaluation.corpus import CorpusCache, CorpusError, CorpusResolver
 from haystack_integrations.components.code_alias.evaluation.golden import GoldenItem, load_golden
 from haystack_integrations.components.code_alias.evaluation.runner import select_subset
-from haystack_integrations.components.code_alias.rewriter import ConstrainedQueryRewriter, chat_generator_spec
-from haystack_integrations.components.code_alias.search import CodeSearch
+from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
+from haystack_integrations.components.code_alias.rewriting.rewriter import ConstrainedQueryRewriter, chat_generator_spec
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -40,12 +40,12 @@ sys.path.insert(0, str(Path(__file__).parent))
 from haystack.utils import deserialize_chatgenerator_inplace
 
 from haystack_integrations.components.code_alias.core.builder import DictionaryBuilder
-from haystack_integrations.components.code_alias.faithfulness import SymbolFaithfulnessFilter
-from haystack_integrations.components.code_alias.rewrite_log import (
+from haystack_integrations.components.code_alias.rewriting.faithfulness import SymbolFaithfulnessFilter
+from haystack_integrations.components.code_alias.rewriting.rewrite_log import (
     read_rewrite_log,
     summarise_rewrite_log,
 )
-from haystack_integrations.components.code_alias.rewriter import (
+from haystack_integrations.components.code_alias.rewriting.rewriter import (
     OPENAI_KEY_ENV_VARS,
     ConstrainedQueryRewriter,
     chat_generator_spec,

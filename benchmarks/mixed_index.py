@@ -42,7 +42,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from haystack_integrations.components.code_alias.bench_searcher import PipelineSearcher
 from haystack_integrations.components.code_alias.core.identifiers import code_tokenize
 from haystack_integrations.components.code_alias.core.repository_selection import (
     FILTER_POSTERIOR,
@@ -60,11 +59,12 @@ from haystack_integrations.components.code_alias.evaluation import (
     load_swebench,
     run_bench,
 )
+from haystack_integrations.components.code_alias.evaluation.bench_searcher import PipelineSearcher
 from haystack_integrations.components.code_alias.evaluation.runner import BenchConfig, SearchResult
-from haystack_integrations.components.code_alias.repositories import read_repositories
-from haystack_integrations.components.code_alias.repository_evidence import repository_terms
-from haystack_integrations.components.code_alias.results import rank_files
-from haystack_integrations.components.code_alias.search import AskResult, CodeSearch
+from haystack_integrations.components.code_alias.indexing.repositories import read_repositories
+from haystack_integrations.components.code_alias.retrieval.repository_evidence import repository_terms
+from haystack_integrations.components.code_alias.retrieval.results import rank_files
+from haystack_integrations.components.code_alias.retrieval.search import AskResult, CodeSearch
 
 CONFIG = BenchConfig.parse("title/dictionary/bm25")
 #: Filter thresholds the figure is recomputed at (1.01: never filter, boost only).

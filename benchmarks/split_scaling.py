@@ -18,7 +18,7 @@ from haystack import Document
 from haystack_integrations.components.code_alias.core.chunking import CHUNK_KINDS, Chunk, _without_nested, chunk_file
 from haystack_integrations.components.code_alias.core.model import SymbolDef
 from haystack_integrations.components.code_alias.core.symbols import extract_symbols
-from haystack_integrations.components.code_alias.splitter import CodeSplitter
+from haystack_integrations.components.code_alias.indexing.splitter import CodeSplitter
 
 
 def generated_file(definitions: int) -> str:

@@ -38,7 +38,7 @@ from typing import Any
 
 import httpx
 
-from haystack_integrations.components.code_alias.live import signature_of
+from haystack_integrations.components.code_alias.serving.live import signature_of
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CORPUS = REPO_ROOT / ".bench-cache" / "corpora" / "Django-3.0"

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from haystack_integrations.components.code_alias.core.batching import MicroBatcher
-from haystack_integrations.components.code_alias.embedders import CodeTextEmbedder
+from haystack_integrations.components.code_alias.retrieval.embedders import CodeTextEmbedder
 
 
 class SlowSquares:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from haystack.core.serialization import allow_deserialization_module
 
-from haystack_integrations.components.code_alias.bench_searcher import PipelineSearcher
+from haystack_integrations.components.code_alias.evaluation.bench_searcher import PipelineSearcher
 from haystack_integrations.components.code_alias.evaluation.runner import bench_main
 from tests.test_llm_rewriter import FakeChatGenerator
 

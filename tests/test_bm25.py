@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from haystack import Document
 
-from haystack_integrations.components.code_alias import bm25 as bm25_module
-from haystack_integrations.components.code_alias.bm25 import CodeBM25Retriever
-from haystack_integrations.components.code_alias.store import CodeIndexDocumentStore
+from haystack_integrations.components.code_alias.indexing.store import CodeIndexDocumentStore
+from haystack_integrations.components.code_alias.retrieval import bm25 as bm25_module
+from haystack_integrations.components.code_alias.retrieval.bm25 import CodeBM25Retriever
 
 
 def _chunk(path: str, symbol: str | None, content: str) -> Document:
@@ -101,7 +101,7 @@ def test_symbols_without_words_are_ignored(tmp_path: Path) -> None:
 
 
 def test_embedding_retriever_ranks_by_cosine_and_filters(tmp_path: Path) -> None:
-    from haystack_integrations.components.code_alias.embedding_retriever import CodeEmbeddingRetriever
+    from haystack_integrations.components.code_alias.retrieval.embedding_retriever import CodeEmbeddingRetriever
 
     store = CodeIndexDocumentStore(index_dir=str(tmp_path))
     store.write_documents(

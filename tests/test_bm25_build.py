@@ -8,7 +8,7 @@ import bm25s
 import numpy as np
 from bm25s.tokenization import Tokenized
 
-from haystack_integrations.components.code_alias.bm25_build import TermCache, build_model
+from haystack_integrations.components.code_alias.indexing.bm25_build import TermCache, build_model
 
 WORDS = [f"w{i}" for i in range(60)]
 

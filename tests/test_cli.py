@@ -134,7 +134,7 @@ def test_broken_pipe_is_quiet_through_head(tmp_path: Path) -> None:
 
 # ---- the JSON rank is the printed place ------------------------------------------------------------------------------
 def test_json_rank_is_the_printed_order(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    from haystack_integrations.components.code_alias import search
+    from haystack_integrations.components.code_alias.retrieval import search
 
     class FakeAnswer:
         # the ranker's own `rank` is the best chunk's place before test files were moved down
@@ -318,7 +318,7 @@ def test_the_no_index_hints_run_as_printed(tmp_path: Path, capsys: pytest.Captur
     # 3. the server's 404 (its DIR is the server's CODE_ALIAS_INDEX_DIR)
     from fastapi import HTTPException
 
-    from haystack_integrations.components.code_alias import serving
+    from haystack_integrations.components.code_alias.serving import service as serving
 
     index_dir = tmp_path / "server-idx"
     service = serving.CodeAliasService(serving.ServiceSettings(index_dir=index_dir))

@@ -10,8 +10,8 @@ from haystack import Document, Pipeline
 from haystack.components.joiners import DocumentJoiner
 from haystack.document_stores.in_memory import InMemoryDocumentStore
 
-from haystack_integrations.components.code_alias.definitions import SymbolDefinitionRetriever
-from haystack_integrations.components.code_alias.store import CodeIndexDocumentStore
+from haystack_integrations.components.code_alias.indexing.store import CodeIndexDocumentStore
+from haystack_integrations.components.code_alias.retrieval.definitions import SymbolDefinitionRetriever
 
 
 def _chunk(path: str, symbol: str, content: str = "") -> Document:
@@ -83,7 +83,9 @@ def test_any_store_is_queried_through_filters(monkeypatch: pytest.MonkeyPatch) -
     other = _FilterOnlyStore()
     other.write_documents(DOCS)
     retriever = SymbolDefinitionRetriever(document_store=other)
-    monkeypatch.setattr("haystack_integrations.components.code_alias.definitions.InMemoryDocumentStore", type(None))
+    monkeypatch.setattr(
+        "haystack_integrations.components.code_alias.retrieval.definitions.InMemoryDocumentStore", type(None)
+    )
     found = retriever.run(symbols=["post_journal", "StripeClient"])["documents"]
     assert _paths(found) == ["ledger/post.py", "pay/client.py"]
     assert other.filters_seen and other.filters_seen[0]["operator"] == "OR"

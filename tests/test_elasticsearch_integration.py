@@ -43,7 +43,11 @@ from haystack_integrations.components.code_alias.elasticsearch import (
     CodeElasticsearchEmbeddingRetriever,
     ElasticsearchIndexFinalizer,
 )
-from haystack_integrations.components.code_alias.sync import IndexSyncPlanner, IndexSyncWriter, read_file_states
+from haystack_integrations.components.code_alias.indexing.sync import (
+    IndexSyncPlanner,
+    IndexSyncWriter,
+    read_file_states,
+)
 from tests.test_sync import REPO, expected, file_documents, split
 
 pytestmark = pytest.mark.elasticsearch
@@ -375,7 +379,7 @@ def test_async_sync(index_name: str) -> None:
 # ---- the YAML pipelines end to end: the questions and answers of tests/test_end_to_end.py, on Elasticsearch ----
 @pytest.fixture(scope="module")
 def es_search(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, Path]]:
-    from haystack_integrations.components.code_alias.search import CodeSearch
+    from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
     from tests.conftest import ACME_REPO
 
     if server_info() is None:

@@ -50,7 +50,11 @@ from haystack_integrations.components.code_alias.elasticsearch.pipelines import 
     elasticsearch_pipeline_name,
 )
 from haystack_integrations.components.code_alias.elasticsearch.query import QueryWeights, identifier_terms
-from haystack_integrations.components.code_alias.sync import IndexSyncPlanner, IndexSyncWriter, read_file_states
+from haystack_integrations.components.code_alias.indexing.sync import (
+    IndexSyncPlanner,
+    IndexSyncWriter,
+    read_file_states,
+)
 
 
 def _closed_port() -> int:
@@ -605,7 +609,7 @@ def test_the_knn_retriever_takes_the_query_pipelines_array() -> None:
 
 def test_knn_leaves_out_one_line_definitions_like_the_embedded_retriever(fake_client: type[_FakeClient]) -> None:
     """The same rule as `CodeEmbeddingRetriever` (`short_definition`): twice top_k asked, short definitions dropped."""
-    from haystack_integrations.components.code_alias.embedding_retriever import short_definition
+    from haystack_integrations.components.code_alias.retrieval.embedding_retriever import short_definition
 
     def knn_hit(doc_id: str, kind: str, content: str, score: float) -> dict[str, Any]:
         source = {"id": doc_id, "content": content, "kind": kind, "file_path": f"{doc_id}.ts", "embedding": [0.1] * 384}

@@ -9,11 +9,11 @@ from haystack import Document
 
 from haystack_integrations.components.code_alias.core.chunking import chunk_file
 from haystack_integrations.components.code_alias.core.symbols import extract_symbols
-from haystack_integrations.components.code_alias.embedding_retriever import (
+from haystack_integrations.components.code_alias.indexing.store import CodeIndexDocumentStore
+from haystack_integrations.components.code_alias.retrieval.embedding_retriever import (
     CodeEmbeddingRetriever,
     searched_by_vector,
 )
-from haystack_integrations.components.code_alias.store import CodeIndexDocumentStore
 
 DECLARATIONS = """\
 export interface Options {

@@ -11,8 +11,8 @@ import pytest
 import yaml
 from haystack import Document
 
-from haystack_integrations.components.code_alias.embedders import CodeDocumentEmbedder
-from haystack_integrations.components.code_alias.embedding_text import (
+from haystack_integrations.components.code_alias.retrieval.embedders import CodeDocumentEmbedder
+from haystack_integrations.components.code_alias.retrieval.embedding_text import (
     docstring,
     identifier_words,
     signature,

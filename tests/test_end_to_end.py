@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from haystack_integrations.components.code_alias.search import CodeSearch, IndexMissingError, pipelines_dir
+from haystack_integrations.components.code_alias.retrieval.search import CodeSearch, IndexMissingError, pipelines_dir
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +82,7 @@ def test_close_frees_the_index_from_memory_and_the_next_question_reloads_it(
 ) -> None:
     from haystack.document_stores.in_memory import document_store as memory
 
-    from haystack_integrations.components.code_alias import bm25, embedding_retriever
+    from haystack_integrations.components.code_alias.retrieval import bm25, embedding_retriever
 
     search, _ = indexed
     before = search.ask("who decides what the bouncer lets in", top_k=3)

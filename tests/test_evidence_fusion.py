@@ -17,8 +17,8 @@ from haystack_integrations.components.code_alias.core.fusion import (
 from haystack_integrations.components.code_alias.core.hints import EVIDENCE_CONFIDENCE, HintIndex, combine_confidence
 from haystack_integrations.components.code_alias.core.model import AliasDictionary
 from haystack_integrations.components.code_alias.core.rewrite import dictionary_rewrite
-from haystack_integrations.components.code_alias.fusion import RankFusion
-from haystack_integrations.components.code_alias.results import FileRanker, rank_symbols
+from haystack_integrations.components.code_alias.retrieval.fusion import RankFusion
+from haystack_integrations.components.code_alias.retrieval.results import FileRanker, rank_symbols
 
 ACME = Path(__file__).parent / "fixtures" / "acme_repo"
 

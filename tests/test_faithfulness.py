@@ -9,8 +9,8 @@ from haystack import Pipeline
 
 from haystack_integrations.components.code_alias.core.builder import DictionaryBuilder
 from haystack_integrations.components.code_alias.core.model import AliasDictionary, PackageEntry, SymbolEntry
-from haystack_integrations.components.code_alias.faithfulness import SymbolFaithfulnessFilter, check_rewrite
-from haystack_integrations.components.code_alias.rewriter import ConstrainedQueryRewriter
+from haystack_integrations.components.code_alias.rewriting.faithfulness import SymbolFaithfulnessFilter, check_rewrite
+from haystack_integrations.components.code_alias.rewriting.rewriter import ConstrainedQueryRewriter
 
 ACME = Path(__file__).parent / "fixtures" / "acme_repo"
 

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from haystack_integrations.components.code_alias import cli, index_mode
+from haystack_integrations.components.code_alias import cli
+from haystack_integrations.components.code_alias.indexing import index_mode
 from haystack_integrations.components.code_alias.progress import (
     DELAY_ENV,
     PROGRESS_ENV,
@@ -22,7 +23,7 @@ from haystack_integrations.components.code_alias.progress import (
     progress_disabled,
     progress_enabled,
 )
-from haystack_integrations.components.code_alias.search import CodeSearch
+from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
 
 from .conftest import ACME_REPO
 
@@ -54,7 +55,7 @@ def _cli(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
 def test_a_lexical_index_and_ask_import_no_model(tmp_path: Path) -> None:
     """Index lexically, then ask without saying so (the index remembers): torch and friends never load."""
     code = f"""
-from haystack_integrations.components.code_alias.search import CodeSearch
+from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
 CodeSearch({str(tmp_path / "idx")!r}, lexical=True).index({str(ACME_REPO)!r})
 search = CodeSearch({str(tmp_path / "idx")!r})
 answer = search.ask("where do we retry failed stripe calls?")
@@ -102,8 +103,8 @@ def test_serving_a_lexical_index_imports_no_model(tmp_path: Path) -> None:
     index = str(tmp_path / "idx")
     code = f"""
 import os
-from haystack_integrations.components.code_alias.search import CodeSearch
-from haystack_integrations.components.code_alias.serving import CodeAliasService, ServiceSettings
+from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
+from haystack_integrations.components.code_alias.serving.service import CodeAliasService, ServiceSettings
 CodeSearch({index!r}, lexical=True).index({str(ACME_REPO)!r})
 os.environ["CODE_ALIAS_INDEX_DIR"] = {index!r}
 os.environ.pop("CODE_ALIAS_LEXICAL", None)
@@ -231,7 +232,7 @@ def test_bench_no_progress_turns_the_switch_off_for_the_run(tmp_path: Path) -> N
 @pytest.mark.slow
 def test_loading_the_question_embedder_prints_nothing() -> None:
     code = """
-from haystack_integrations.components.code_alias.embedders import CodeTextEmbedder
+from haystack_integrations.components.code_alias.retrieval.embedders import CodeTextEmbedder
 embedder = CodeTextEmbedder()
 embedder.warm_up()
 assert len(embedder.run(text="where is the retry helper?")["embedding"]) == 384

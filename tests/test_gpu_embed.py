@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from haystack_integrations.components.code_alias.search import CodeSearch
+from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "gpu_embed.py"
 

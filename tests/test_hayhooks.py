@@ -151,7 +151,7 @@ def rest_server(index_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> It
                 "ask": (ask.status_code, ask.text),
                 "autocomplete": (complete.status_code, complete.text),
             }
-        from haystack_integrations.components.code_alias.search import CodeSearch
+        from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
 
         repo = tmp_path_factory.mktemp("hayhooks-repo") / "acme"
         shutil.copytree(ACME_REPO, repo, symlinks=True)
@@ -243,7 +243,7 @@ def client(rest_server: Server) -> Iterator[httpx.Client]:
 # ---- the shared service, in process (no server, no model) ---------------------------------------------------------
 @pytest.fixture(scope="module")
 def service_module() -> Any:
-    from haystack_integrations.components.code_alias import serving
+    from haystack_integrations.components.code_alias.serving import service as serving
 
     return serving
 

@@ -13,14 +13,14 @@ from typing import Any
 
 import pytest
 
-from haystack_integrations.components.code_alias import index_delta, index_files
-from haystack_integrations.components.code_alias import store as store_module
 from haystack_integrations.components.code_alias.core.builder import DictionaryBuilder
 from haystack_integrations.components.code_alias.core.model import DictionaryError
-from haystack_integrations.components.code_alias.dictionary_handle import DictionaryHandle
+from haystack_integrations.components.code_alias.indexing import index_delta, index_files
+from haystack_integrations.components.code_alias.indexing import store as store_module
+from haystack_integrations.components.code_alias.indexing.dictionary_handle import DictionaryHandle
 from haystack_integrations.components.code_alias.paths import DICTIONARY_FILE
-from haystack_integrations.components.code_alias.push_sync import WarmIndexer
-from haystack_integrations.components.code_alias.search import CodeSearch
+from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
+from haystack_integrations.components.code_alias.serving.push_sync import WarmIndexer
 from tests.conftest import write_tree
 from tests.test_push_sync import FILES
 
@@ -126,7 +126,7 @@ def test_a_new_process_reads_the_deltas(indexed: tuple[WarmIndexer, CodeSearch, 
     script = textwrap.dedent(
         """
         import json, sys
-        from haystack_integrations.components.code_alias.search import CodeSearch
+        from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
         search = CodeSearch(sys.argv[1], lexical=True)
         new = search.ask("where is charge_with_retry?")
         old = search.ask("where is charge_card?")
@@ -279,7 +279,7 @@ def test_asks_between_the_save_and_the_handover_keep_the_old_build_without_readi
 def test_the_bm25_index_a_sync_builds_is_saved_for_other_processes_once_idle(
     indexed: tuple[WarmIndexer, CodeSearch, Path], tree: Path
 ) -> None:
-    from haystack_integrations.components.code_alias import bm25
+    from haystack_integrations.components.code_alias.retrieval import bm25
 
     indexer, query, _ = indexed
     indexer.sync(tree, paths=["pkg/payments.py"])  # warm

@@ -23,15 +23,15 @@ from typing import Any
 import pytest
 from haystack import Document
 
-from haystack_integrations.components.code_alias import bm25 as bm25_module
-from haystack_integrations.components.code_alias import index_delta, index_files
-from haystack_integrations.components.code_alias.embedders import (
+from haystack_integrations.components.code_alias.indexing import index_delta, index_files
+from haystack_integrations.components.code_alias.indexing.index_files import IndexDamagedError, IndexLockedError
+from haystack_integrations.components.code_alias.retrieval import bm25 as bm25_module
+from haystack_integrations.components.code_alias.retrieval.embedders import (
     CHECKPOINT_BATCHES,
     CodeDocumentEmbedder,
     EmbeddingCache,
 )
-from haystack_integrations.components.code_alias.index_files import IndexDamagedError, IndexLockedError
-from haystack_integrations.components.code_alias.search import CodeSearch, EmptyIndexError
+from haystack_integrations.components.code_alias.retrieval.search import CodeSearch, EmptyIndexError
 
 QUESTIONS = ["stripe retry backoff", "where are auth tokens issued", "send email notification", "ledger balance"]
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -184,7 +184,7 @@ def _tree_with(tmp_path: Path, name: str, files: dict[str, str]) -> Path:
 
 _DRIVER = """
 import sys
-from haystack_integrations.components.code_alias.search import CodeSearch
+from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
 CodeSearch(sys.argv[1], lexical=True).index(sys.argv[2])
 """
 
@@ -320,7 +320,7 @@ def test_truncated_file_is_named_and_a_plain_index_recovers(
 
 def _fail_at(monkeypatch: pytest.MonkeyPatch, stage: str) -> None:
     """Make one indexing stage raise, as a kill there would stop the run."""
-    from haystack_integrations.components.code_alias import dictionary_builder, reader, splitter, store, sync
+    from haystack_integrations.components.code_alias.indexing import dictionary_builder, reader, splitter, store, sync
 
     targets: dict[str, list[tuple[Any, str]]] = {
         "dictionary": [(dictionary_builder.AliasDictionaryBuilder, "run")],

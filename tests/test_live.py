@@ -25,7 +25,7 @@ from tests.conftest import ACME_REPO
 pytest.importorskip("hayhooks")
 import httpx  # a dependency of hayhooks
 
-from haystack_integrations.components.code_alias.live import (
+from haystack_integrations.components.code_alias.serving.live import (
     STATUS_FILE,
     PushRequest,
     WebhookRefused,
@@ -45,7 +45,7 @@ SYNC = "/code_alias_sync/run"
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    from haystack_integrations.components.code_alias.search import CodeSearch
+    from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
 
     base = tmp_path_factory.mktemp("live")
     repo = base / "acme_repo"
@@ -224,7 +224,7 @@ def test_gitlab_token_and_a_plain_list_of_paths(served: Served, client: httpx.Cl
 
 
 def test_a_failed_sync_leaves_the_previous_index_serving(served: Served, client: httpx.Client) -> None:
-    from haystack_integrations.components.code_alias.index_files import index_lock
+    from haystack_integrations.components.code_alias.indexing.index_files import index_lock
 
     before = sync_status(client)
     manifest = (index_of(served) / "manifest.json").read_bytes()
@@ -330,10 +330,10 @@ def test_the_hayhooks_wrapper_takes_the_gitlab_token_only(tmp_path: Path, monkey
     from hayhooks.server.pipelines.models import create_request_model_from_callable
     from starlette.datastructures import Headers
 
-    from haystack_integrations.components.code_alias.hayhooks_wrappers import SyncWrapper
-    from haystack_integrations.components.code_alias.live import syncer_for
-    from haystack_integrations.components.code_alias.search import CodeSearch
-    from haystack_integrations.components.code_alias.serving import ServiceSettings, get_service
+    from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
+    from haystack_integrations.components.code_alias.serving.hayhooks_wrappers import SyncWrapper
+    from haystack_integrations.components.code_alias.serving.live import syncer_for
+    from haystack_integrations.components.code_alias.serving.service import ServiceSettings, get_service
 
     repo = tmp_path / "acme_repo"
     shutil.copytree(ACME_REPO, repo)
@@ -358,8 +358,8 @@ def test_the_hayhooks_wrapper_takes_the_gitlab_token_only(tmp_path: Path, monkey
 
 def test_sync_ids_go_on_after_a_server_restart(tmp_path: Path) -> None:
     """A new server's first sync never shares an id with the previous server's last one (status polling)."""
-    from haystack_integrations.components.code_alias.live import Syncer
-    from haystack_integrations.components.code_alias.search import CodeSearch
+    from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
+    from haystack_integrations.components.code_alias.serving.live import Syncer
 
     repo = tmp_path / "acme_repo"
     shutil.copytree(ACME_REPO, repo)

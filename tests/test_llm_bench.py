@@ -16,10 +16,10 @@ from haystack import component, default_from_dict, default_to_dict
 from haystack.core.serialization import allow_deserialization_module
 from haystack.dataclasses import ChatMessage
 
-from haystack_integrations.components.code_alias.bench_searcher import PipelineSearcher
-from haystack_integrations.components.code_alias.bench_variants import variant_pipeline_dict
+from haystack_integrations.components.code_alias.evaluation.bench_searcher import PipelineSearcher
+from haystack_integrations.components.code_alias.evaluation.bench_variants import variant_pipeline_dict
 from haystack_integrations.components.code_alias.evaluation.runner import bench_main
-from haystack_integrations.components.code_alias.rewrite_log import read_rewrite_log
+from haystack_integrations.components.code_alias.rewriting.rewrite_log import read_rewrite_log
 
 REPO = Path(__file__).parent / "fixtures" / "evaluation" / "minirepo"
 PIPELINES = Path(__file__).resolve().parents[1] / "pipelines"
@@ -183,7 +183,7 @@ def test_llm_threads_reach_the_gguf_generator(tmp_path: Path) -> None:
     """`bench run --llm-threads N`: llama.cpp's default is half the cores, one thread on a 2-core machine."""
     import argparse
 
-    from haystack_integrations.components.code_alias.bench_searcher import make_searcher
+    from haystack_integrations.components.code_alias.evaluation.bench_searcher import make_searcher
 
     gguf = tmp_path / "model.gguf"
     gguf.write_bytes(b"GGUF")

@@ -25,8 +25,8 @@ from haystack.utils import deserialize_chatgenerator_inplace
 
 from haystack_integrations.components.code_alias.core.builder import DictionaryBuilder
 from haystack_integrations.components.code_alias.core.model import AliasDictionary
-from haystack_integrations.components.code_alias.faithfulness import SymbolFaithfulnessFilter
-from haystack_integrations.components.code_alias.rewriter import (
+from haystack_integrations.components.code_alias.rewriting.faithfulness import SymbolFaithfulnessFilter
+from haystack_integrations.components.code_alias.rewriting.rewriter import (
     OPENAI_KEY_ENV_VARS,
     ConstrainedQueryRewriter,
     chat_generator_spec,
@@ -118,7 +118,7 @@ def test_real_model_cache_hit_makes_no_call(rewriter: ConstrainedQueryRewriter) 
 
 @pytest.mark.slow
 def test_real_model_in_the_query_pipeline(spec: dict[str, Any], tmp_path: Path) -> None:
-    from haystack_integrations.components.code_alias.search import CodeSearch
+    from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
 
     search = CodeSearch(tmp_path / "index", llm=True, chat_generator=spec, rewriter_params={"timeout": 120.0})
     search.index(ACME)

@@ -22,14 +22,14 @@ from haystack_integrations.components.code_alias.core.llm_output import (
     rewrite_json_schema,
 )
 from haystack_integrations.components.code_alias.core.model import AliasDictionary
-from haystack_integrations.components.code_alias.faithfulness import SymbolFaithfulnessFilter
-from haystack_integrations.components.code_alias.rewrite_log import (
+from haystack_integrations.components.code_alias.rewriting.faithfulness import SymbolFaithfulnessFilter
+from haystack_integrations.components.code_alias.rewriting.rewrite_log import (
     logged_rewrites,
     read_rewrite_log,
     replay_rewrite_log,
     summarise_rewrite_log,
 )
-from haystack_integrations.components.code_alias.rewriter import (
+from haystack_integrations.components.code_alias.rewriting.rewriter import (
     DEFAULT_PROMPT_TEMPLATE,
     OPENAI_KEY_ENV_VARS,
     ConstrainedQueryRewriter,
@@ -573,7 +573,7 @@ def test_rewrite_log_records_and_replays(dictionary: AliasDictionary, tmp_path: 
 
 def test_code_search_replaces_the_llm_pipelines_generator(tmp_path: Path) -> None:
     from haystack_integrations.components.code_alias.cli import _parser
-    from haystack_integrations.components.code_alias.search import CodeSearch
+    from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
 
     spec = chat_generator_spec(openai_base_url="http://localhost:9/v1", model="tiny", timeout=2.0)
     search = CodeSearch(tmp_path, llm=True, chat_generator=spec, rewriter_params={"timeout": 3.5})

@@ -11,7 +11,7 @@ import pytest
 
 from haystack_integrations.components.code_alias.evaluation import GoldenItem
 from haystack_integrations.components.code_alias.evaluation.runner import SearchResult
-from haystack_integrations.components.code_alias.search import CodeSearch
+from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
 
 ROOT = Path(__file__).resolve().parents[1]
 

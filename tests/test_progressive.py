@@ -18,9 +18,8 @@ import numpy as np
 import pytest
 from haystack import Document
 
-from haystack_integrations.components.code_alias import cli, embedders
-from haystack_integrations.components.code_alias.search import CodeSearch
-from haystack_integrations.components.code_alias.vector_fill import (
+from haystack_integrations.components.code_alias import cli
+from haystack_integrations.components.code_alias.indexing.vector_fill import (
     STATUS_FILE,
     VectorFiller,
     chunk_priority,
@@ -29,6 +28,8 @@ from haystack_integrations.components.code_alias.vector_fill import (
     vector_count,
     vector_status,
 )
+from haystack_integrations.components.code_alias.retrieval import embedders
+from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
 
 DIMENSIONS = 64
 QUESTION = "where do we retry failed stripe calls?"
@@ -271,7 +272,7 @@ def test_a_real_index_vectorises_non_test_definitions_first(acme_repo: Path, tmp
 def test_a_server_reports_the_vectors_and_answers_while_they_arrive(
     acme_repo: Path, tmp_path: Path, fake_model: Any
 ) -> None:
-    from haystack_integrations.components.code_alias.serving import CodeAliasService, ServiceSettings
+    from haystack_integrations.components.code_alias.serving.service import CodeAliasService, ServiceSettings
 
     folder = tmp_path / "idx"
     CodeSearch(folder).index(acme_repo, vectors=False)

@@ -11,13 +11,13 @@ import pytest
 from haystack import Document
 from haystack.document_stores.in_memory import InMemoryDocumentStore
 
-from haystack_integrations.components.code_alias import store as store_module
-from haystack_integrations.components.code_alias.dictionary_handle import DictionaryHandle
-from haystack_integrations.components.code_alias.index_files import current_manifest
+from haystack_integrations.components.code_alias.indexing import store as store_module
+from haystack_integrations.components.code_alias.indexing.dictionary_handle import DictionaryHandle
+from haystack_integrations.components.code_alias.indexing.index_files import current_manifest
+from haystack_integrations.components.code_alias.indexing.sync import IndexSyncPlanner
 from haystack_integrations.components.code_alias.paths import DICTIONARY_FILE
-from haystack_integrations.components.code_alias.push_sync import WarmIndexer
-from haystack_integrations.components.code_alias.search import CodeSearch
-from haystack_integrations.components.code_alias.sync import IndexSyncPlanner
+from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
+from haystack_integrations.components.code_alias.serving.push_sync import WarmIndexer
 from tests.conftest import write_tree
 
 FILES = {
@@ -64,8 +64,8 @@ def test_pushed_paths_are_the_only_files_read(
     payments.write_text(payments.read_text().replace("charge_card", "charge_with_retry"), encoding="utf-8")
     orders = tree / "pkg/orders.py"  # changed too, but not pushed: a push-driven sync must not look at it
     orders.write_text(orders.read_text().replace("place_order", "submit_order"), encoding="utf-8")
-    from haystack_integrations.components.code_alias import push_sync
     from haystack_integrations.components.code_alias.core import builder
+    from haystack_integrations.components.code_alias.serving import push_sync
 
     read: list[str] = []
     for module in (push_sync, builder):
@@ -229,7 +229,7 @@ class FakeChunkEmbedder:
 def test_a_hybrid_index_answers_the_new_chunks_at_once_and_gets_their_vectors_after(
     tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from haystack_integrations.components.code_alias.vector_fill import vector_count
+    from haystack_integrations.components.code_alias.indexing.vector_fill import vector_count
 
     embedder = FakeChunkEmbedder()
     monkeypatch.setattr(CodeSearch, "chunk_embedder", lambda self: embedder)
@@ -258,7 +258,7 @@ def test_settle_freezes_what_is_held_and_unfreezes_now_and_then(
 ) -> None:
     import gc
 
-    from haystack_integrations.components.code_alias import push_sync
+    from haystack_integrations.components.code_alias.serving import push_sync
 
     indexer, _, _ = indexed
     monkeypatch.setattr(push_sync, "UNFREEZE_EVERY", 2)

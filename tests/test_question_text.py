@@ -228,7 +228,7 @@ def test_comment_lines_of_unfenced_code_are_kept_and_comments_in_code_blocks_too
 
 
 def test_the_text_embedder_reads_the_cleaned_question_and_round_trips_the_switch() -> None:
-    from haystack_integrations.components.code_alias.embedders import CodeTextEmbedder
+    from haystack_integrations.components.code_alias.retrieval.embedders import CodeTextEmbedder
 
     assert CodeTextEmbedder().clean_question is False  # off by default
     embedder = CodeTextEmbedder(clean_question=True)

@@ -10,7 +10,6 @@ import pytest
 from haystack import Document
 from haystack.document_stores.in_memory import InMemoryDocumentStore
 
-from haystack_integrations.components.code_alias import index_delta, index_files
 from haystack_integrations.components.code_alias.core.builder import DictionaryBuilder
 from haystack_integrations.components.code_alias.core.chunking import CHUNKER_VERSION
 from haystack_integrations.components.code_alias.core.model import AliasDictionary
@@ -23,10 +22,11 @@ from haystack_integrations.components.code_alias.core.repositories import (
     remote_repo_name,
     without_repository,
 )
+from haystack_integrations.components.code_alias.indexing import index_delta, index_files
+from haystack_integrations.components.code_alias.indexing.repositories import read_repositories, repository_filters
+from haystack_integrations.components.code_alias.indexing.sync import IndexSyncPlanner, IndexSyncWriter
 from haystack_integrations.components.code_alias.paths import DICTIONARY_FILE
-from haystack_integrations.components.code_alias.repositories import read_repositories, repository_filters
-from haystack_integrations.components.code_alias.search import CodeSearch
-from haystack_integrations.components.code_alias.sync import IndexSyncPlanner, IndexSyncWriter
+from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
 from tests.conftest import write_tree
 
 ALPHA = {
@@ -122,7 +122,7 @@ def test_repo_filter_returns_only_that_repositorys_files(two_repos: tuple[CodeSe
 
 
 def test_status_lists_each_repository(two_repos: tuple[CodeSearch, Path, Path]) -> None:
-    from haystack_integrations.components.code_alias.live import read_status
+    from haystack_integrations.components.code_alias.serving.live import read_status
 
     search, alpha, beta = two_repos
     repositories = read_status(search.index_dir)["repositories"]
@@ -160,8 +160,8 @@ def test_cli_index_remove_and_filtered_ask(tmp_path: Path, capsys: pytest.Captur
 def test_rest_ask_filters_and_bad_filter_values(two_repos: tuple[CodeSearch, Path, Path]) -> None:
     from starlette.testclient import TestClient
 
-    from haystack_integrations.components.code_alias.server import ServerSettings, build_app
-    from haystack_integrations.components.code_alias.serving import ServiceSettings
+    from haystack_integrations.components.code_alias.serving.server import ServerSettings, build_app
+    from haystack_integrations.components.code_alias.serving.service import ServiceSettings
 
     search, _, _ = two_repos
     app = build_app(ServerSettings(), ServiceSettings(index_dir=search.index_dir, lexical=True))
@@ -181,7 +181,7 @@ def test_rest_ask_filters_and_bad_filter_values(two_repos: tuple[CodeSearch, Pat
 def test_service_rejects_bad_filter_values_with_422(two_repos: tuple[CodeSearch, Path, Path]) -> None:
     from fastapi import HTTPException
 
-    from haystack_integrations.components.code_alias.serving import CodeAliasService, ServiceSettings
+    from haystack_integrations.components.code_alias.serving.service import CodeAliasService, ServiceSettings
 
     search, _, _ = two_repos
     service = CodeAliasService(ServiceSettings(index_dir=search.index_dir, lexical=True))
@@ -279,7 +279,7 @@ def test_planner_and_writer_touch_only_their_repository() -> None:
 
 # ---- filters inferred from the rewrite ------------------------------------------------------------------------------
 def test_inferred_packages_needs_strong_evidence() -> None:
-    from haystack_integrations.components.code_alias.repositories import inferred_packages
+    from haystack_integrations.components.code_alias.indexing.repositories import inferred_packages
 
     def hint(name: str, confidence: float, package_evidence: float = 0.0, kind: str = "package") -> dict[str, object]:
         return {"kind": kind, "name": name, "confidence": confidence, "evidence": {"package": package_evidence}}
@@ -318,7 +318,7 @@ def test_ask_narrows_to_a_named_package_and_falls_back_when_that_finds_nothing(t
 
 # ---- refresh on push, per repository -------------------------------------------------------------------------------
 def test_signed_webhook_refreshes_only_the_named_repository(two_repos: tuple[CodeSearch, Path, Path]) -> None:
-    from haystack_integrations.components.code_alias.live import (
+    from haystack_integrations.components.code_alias.serving.live import (
         WebhookRefused,
         handle_webhook,
         read_status,
@@ -362,7 +362,7 @@ def test_signed_webhook_refreshes_only_the_named_repository(two_repos: tuple[Cod
 
 
 def test_sync_of_an_index_of_several_refreshes_each(two_repos: tuple[CodeSearch, Path, Path]) -> None:
-    from haystack_integrations.components.code_alias.live import run_sync
+    from haystack_integrations.components.code_alias.serving.live import run_sync
 
     search, alpha, beta = two_repos
     (alpha / "pkg" / "new.py").write_text("def fresh_alpha():\n    return 1\n", encoding="utf-8")

@@ -13,7 +13,7 @@ from haystack_integrations.components.code_alias.core.repository_selection impor
     ranking_votes,
     select_repository,
 )
-from haystack_integrations.components.code_alias.search import CodeSearch
+from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
 from tests.conftest import write_tree
 
 PAYMENTS = {

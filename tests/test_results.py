@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from haystack import Document, Pipeline
 
-from haystack_integrations.components.code_alias.results import FileRanker, asks_about_tests, rank_files
+from haystack_integrations.components.code_alias.retrieval.results import FileRanker, asks_about_tests, rank_files
 
 
 def _chunk(path: str, symbol: str, score: float) -> Document:

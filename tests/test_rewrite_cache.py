@@ -11,16 +11,16 @@ import pytest
 from haystack.components.generators.chat import MockChatGenerator
 from haystack.dataclasses import ChatMessage
 
-from haystack_integrations.components.code_alias.cache import (
+from haystack_integrations.components.code_alias.core.builder import DictionaryBuilder
+from haystack_integrations.components.code_alias.core.model import AliasDictionary
+from haystack_integrations.components.code_alias.rewriting.cache import (
     DiskRewriteCache,
     LRURewriteCache,
     cache_key,
     make_rewrite_cache,
     normalise_question,
 )
-from haystack_integrations.components.code_alias.core.builder import DictionaryBuilder
-from haystack_integrations.components.code_alias.core.model import AliasDictionary
-from haystack_integrations.components.code_alias.rewriter import ConstrainedQueryRewriter
+from haystack_integrations.components.code_alias.rewriting.rewriter import ConstrainedQueryRewriter
 
 ACME = Path(__file__).parent / "fixtures" / "acme_repo"
 ANSWER = (

@@ -66,7 +66,7 @@ class Served:
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    from haystack_integrations.components.code_alias.search import CodeSearch
+    from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
 
     index_dir = tmp_path_factory.mktemp("serve-index")
     CodeSearch(index_dir, lexical=True).index(ACME_REPO)
@@ -401,7 +401,7 @@ def test_fuzz_malformed_bodies_get_only_4xx(served: Served) -> None:
 
 # ---- in process: settings, the 503, the Hayhooks guard --------------------------------------------------------------
 def test_server_settings_from_env() -> None:
-    from haystack_integrations.components.code_alias.server import ServerSettings
+    from haystack_integrations.components.code_alias.serving.server import ServerSettings
 
     default = ServerSettings.from_env({})
     assert default.host == "127.0.0.1" and default.loopback and default.token is None
@@ -431,8 +431,8 @@ def test_server_settings_from_env() -> None:
 def test_cors_only_for_configured_origins(tmp_path: Path) -> None:
     from starlette.testclient import TestClient
 
-    from haystack_integrations.components.code_alias.server import ServerSettings, build_app
-    from haystack_integrations.components.code_alias.serving import ServiceSettings
+    from haystack_integrations.components.code_alias.serving.server import ServerSettings, build_app
+    from haystack_integrations.components.code_alias.serving.service import ServiceSettings
 
     app = build_app(
         ServerSettings(cors_origins=("https://app.example",)), ServiceSettings(index_dir=tmp_path, lexical=True)
@@ -456,7 +456,7 @@ def test_backend_down_while_serving_is_a_503(tmp_path: Path) -> None:
     from haystack.core.errors import PipelineRuntimeError
 
     from haystack_integrations.components.code_alias.elasticsearch.errors import CodeAliasBackendError
-    from haystack_integrations.components.code_alias.serving import CodeAliasService, ServiceSettings
+    from haystack_integrations.components.code_alias.serving.service import CodeAliasService, ServiceSettings
 
     class DownSearch:
         llm = False
@@ -482,8 +482,8 @@ def test_elasticsearch_going_down_while_serving_is_a_503(tmp_path: Path, monkeyp
         pytest.skip("noida-db (the Elasticsearch-protocol stand-in) is not installed")
     from fastapi import HTTPException
 
-    from haystack_integrations.components.code_alias.search import CodeSearch
-    from haystack_integrations.components.code_alias.serving import CodeAliasService, ServiceSettings
+    from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
+    from haystack_integrations.components.code_alias.serving.service import CodeAliasService, ServiceSettings
 
     noida = {**os.environ, "NOIDA_STATE_DIR": str(tmp_path / "noida")}
     started = subprocess.run([str(REPO / ".ci" / "start-noida.sh")], env=noida, capture_output=True, text=True)
@@ -507,7 +507,7 @@ def test_elasticsearch_going_down_while_serving_is_a_503(tmp_path: Path, monkeyp
 def test_hayhooks_wrappers_refuse_runtime_deployment(monkeypatch: pytest.MonkeyPatch) -> None:
     from hayhooks.settings import settings
 
-    from haystack_integrations.components.code_alias.hayhooks_wrappers import require_fixed_deployments
+    from haystack_integrations.components.code_alias.serving.hayhooks_wrappers import require_fixed_deployments
 
     monkeypatch.delenv("CODE_ALIAS_ALLOW_RUNTIME_DEPLOY", raising=False)
     monkeypatch.setattr(settings, "durable_mode", False)

@@ -13,8 +13,9 @@ from typing import Any, ClassVar
 
 import pytest
 
-from haystack_integrations.components.code_alias import cli, search
-from haystack_integrations.components.code_alias.server_discovery import (
+from haystack_integrations.components.code_alias import cli
+from haystack_integrations.components.code_alias.retrieval import search
+from haystack_integrations.components.code_alias.serving.server_discovery import (
     announce,
     announcement_path,
     discover,
@@ -149,7 +150,7 @@ def test_ask_goes_through_a_running_server_and_falls_back_when_it_is_gone(
 def test_a_real_code_alias_serve_is_found_by_code_alias_ask(tmp_path: Path) -> None:
     import os
 
-    from haystack_integrations.components.code_alias.search import CodeSearch
+    from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
     from tests.conftest import ACME_REPO
     from tests.test_server import CLI, REPO, free_port, running_server
 

@@ -8,9 +8,9 @@ import pytest
 from haystack import Document
 from haystack.document_stores.in_memory import InMemoryDocumentStore
 
-from haystack_integrations.components.code_alias import store_cache
-from haystack_integrations.components.code_alias.store import CodeIndexDocumentStore
-from haystack_integrations.components.code_alias.store_cache import PerStoreCache, forget_store
+from haystack_integrations.components.code_alias.indexing import store_cache
+from haystack_integrations.components.code_alias.indexing.store import CodeIndexDocumentStore
+from haystack_integrations.components.code_alias.indexing.store_cache import PerStoreCache, forget_store
 
 
 @pytest.fixture
@@ -62,7 +62,7 @@ def test_a_store_without_a_counter_is_checked_by_contents(fingerprints: list[str
 def test_best_first_orders_filters_stops_and_keeps_ties_in_document_order() -> None:
     import numpy as np
 
-    from haystack_integrations.components.code_alias.store_cache import best_first
+    from haystack_integrations.components.code_alias.indexing.store_cache import best_first
 
     languages = [("a", "py"), ("b", "go"), ("c", "py"), ("d", "py")]
     docs = [Document(content=content, meta={"lang": lang}) for content, lang in languages]

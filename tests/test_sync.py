@@ -12,7 +12,7 @@ from haystack.document_stores.in_memory import InMemoryDocumentStore
 from haystack.document_stores.types import DuplicatePolicy
 
 from haystack_integrations.components.code_alias.core.chunking import CHUNKER_VERSION
-from haystack_integrations.components.code_alias.sync import (
+from haystack_integrations.components.code_alias.indexing.sync import (
     FileState,
     IndexSyncPlanner,
     IndexSyncWriter,

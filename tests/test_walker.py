@@ -509,8 +509,8 @@ def test_unreadable_gitignore_is_reported_and_the_walk_goes_on(tmp_path: Path) -
 
 
 def test_reader_and_dictionary_builder_follow_gitignore_and_can_switch_it_off(tmp_path: Path) -> None:
-    from haystack_integrations.components.code_alias.dictionary_builder import AliasDictionaryBuilder
-    from haystack_integrations.components.code_alias.reader import CodeFileReader
+    from haystack_integrations.components.code_alias.indexing.dictionary_builder import AliasDictionaryBuilder
+    from haystack_integrations.components.code_alias.indexing.reader import CodeFileReader
 
     write(tmp_path, ".gitignore", "generated_client.py\n")
     write(tmp_path, "app.py", "def serve():\n    pass\n")

@@ -1,14 +1,14 @@
 """Hayhooks deployment `code_alias_sync` for `hayhooks run --pipelines-dir hayhooks`.
 
-The class lives in `haystack_integrations.components.code_alias.hayhooks_wrappers` (`code-alias serve` imports it
-from there). This subclass adds the guard: it refuses to set up under a Hayhooks server whose runtime deployment
-routes are on (hayhooks 2.1's default), so start Hayhooks with `HAYHOOKS_DURABLE_MODE=true`, or use
-`code-alias serve` (see docs/serving.md).
+The class lives in `haystack_integrations.components.code_alias.serving.hayhooks_wrappers` (`code-alias serve` imports
+it from there). This subclass adds the guard: it refuses to set up under a Hayhooks server whose runtime deployment
+routes are on (hayhooks 2.1's default), so start Hayhooks with `HAYHOOKS_DURABLE_MODE=true`, or use `code-alias serve`
+(see docs/serving.md).
 """
 
 from __future__ import annotations
 
-from haystack_integrations.components.code_alias.hayhooks_wrappers import SyncWrapper, require_fixed_deployments
+from haystack_integrations.components.code_alias.serving.hayhooks_wrappers import SyncWrapper, require_fixed_deployments
 
 
 class PipelineWrapper(SyncWrapper):

@@ -1,5 +1,11 @@
 """code-alias-haystack: constrained query rewriting and hybrid retrieval for code search, as Haystack components.
 
+The modules live in folders named after the pipeline's stages: `indexing/` (reading, splitting, the dictionary,
+the index files and stores), `rewriting/` (the rewriter, the faithfulness filter, the composer), `retrieval/` (the
+retrievers, embedders, fusion, ranking and the `CodeSearch` facade), `serving/` (the server, Hayhooks wrappers and live
+sync) and `evaluation/` (the benchmark harness); `core/` is the framework-free logic and `elasticsearch/` the backend.
+Old module paths keep working (`_legacy.py`).
+
 Imports are lazy so that light entry points (autocomplete, `code-alias dict`, BM25-only pipelines) do not load torch:
 not even through `import haystack` (see `deferred_torch`).
 """
@@ -9,28 +15,30 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from ._legacy import install as _legacy_paths
 from .deferred_torch import install as _defer_torch
 
 _defer_torch()  # `import haystack` stops importing torch; a model's first use imports it (deferred_torch.py)
+_legacy_paths()  # old module paths (`code_alias.bm25`, ...) import the moved modules (_legacy.py)
 
 _EXPORTS = {
-    "AliasDictionaryBuilder": "dictionary_builder",
-    "ConstrainedQueryRewriter": "rewriter",
-    "SymbolFaithfulnessFilter": "faithfulness",
-    "CodeFileReader": "reader",
-    "CodeSplitter": "splitter",
-    "QueryComposer": "composer",
-    "CodeBM25Retriever": "bm25",
-    "SymbolDefinitionRetriever": "definitions",
-    "CodeEmbeddingRetriever": "embedding_retriever",
-    "CodeDocumentEmbedder": "embedders",
-    "CodeTextEmbedder": "embedders",
-    "CodeIndexDocumentStore": "store",
-    "DocumentStorePersister": "store",
-    "FileRanker": "results",
-    "RankFusion": "fusion",
-    "IndexSyncPlanner": "sync",
-    "IndexSyncWriter": "sync",
+    "AliasDictionaryBuilder": "indexing.dictionary_builder",
+    "ConstrainedQueryRewriter": "rewriting.rewriter",
+    "SymbolFaithfulnessFilter": "rewriting.faithfulness",
+    "CodeFileReader": "indexing.reader",
+    "CodeSplitter": "indexing.splitter",
+    "QueryComposer": "rewriting.composer",
+    "CodeBM25Retriever": "retrieval.bm25",
+    "SymbolDefinitionRetriever": "retrieval.definitions",
+    "CodeEmbeddingRetriever": "retrieval.embedding_retriever",
+    "CodeDocumentEmbedder": "retrieval.embedders",
+    "CodeTextEmbedder": "retrieval.embedders",
+    "CodeIndexDocumentStore": "indexing.store",
+    "DocumentStorePersister": "indexing.store",
+    "FileRanker": "retrieval.results",
+    "RankFusion": "retrieval.fusion",
+    "IndexSyncPlanner": "indexing.sync",
+    "IndexSyncWriter": "indexing.sync",
     "AliasDictionary": "core.model",
     "HintIndex": "core.hints",
 }
@@ -58,22 +66,22 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from .bm25 import CodeBM25Retriever
-    from .composer import QueryComposer
     from .core.hints import HintIndex
     from .core.model import AliasDictionary
-    from .definitions import SymbolDefinitionRetriever
-    from .dictionary_builder import AliasDictionaryBuilder
-    from .embedders import CodeDocumentEmbedder, CodeTextEmbedder
-    from .embedding_retriever import CodeEmbeddingRetriever
-    from .faithfulness import SymbolFaithfulnessFilter
-    from .fusion import RankFusion
-    from .reader import CodeFileReader
-    from .results import FileRanker
-    from .rewriter import ConstrainedQueryRewriter
-    from .splitter import CodeSplitter
-    from .store import CodeIndexDocumentStore, DocumentStorePersister
-    from .sync import IndexSyncPlanner, IndexSyncWriter
+    from .indexing.dictionary_builder import AliasDictionaryBuilder
+    from .indexing.reader import CodeFileReader
+    from .indexing.splitter import CodeSplitter
+    from .indexing.store import CodeIndexDocumentStore, DocumentStorePersister
+    from .indexing.sync import IndexSyncPlanner, IndexSyncWriter
+    from .retrieval.bm25 import CodeBM25Retriever
+    from .retrieval.definitions import SymbolDefinitionRetriever
+    from .retrieval.embedders import CodeDocumentEmbedder, CodeTextEmbedder
+    from .retrieval.embedding_retriever import CodeEmbeddingRetriever
+    from .retrieval.fusion import RankFusion
+    from .retrieval.results import FileRanker
+    from .rewriting.composer import QueryComposer
+    from .rewriting.faithfulness import SymbolFaithfulnessFilter
+    from .rewriting.rewriter import ConstrainedQueryRewriter
 
 
 def __getattr__(name: str) -> Any:

@@ -164,7 +164,7 @@ def _emit(args: argparse.Namespace, payload: Any, text: str) -> None:
 
 
 def _cmd_index(args: argparse.Namespace) -> int:
-    from .search import CodeSearch
+    from .retrieval.search import CodeSearch
 
     if args.background and args.lexical:
         raise ValueError("--background computes vectors, which a --lexical index has none of; drop one of them")
@@ -230,7 +230,7 @@ def _cmd_index(args: argparse.Namespace) -> int:
 
 
 def _vectors_text(vectors: dict[str, Any]) -> str:
-    from .vector_fill import VectorCount
+    from .indexing.vector_fill import VectorCount
 
     return VectorCount(embedded=vectors["embedded"], total=vectors["total"]).text()
 
@@ -275,7 +275,7 @@ def _start_vector_worker(args: argparse.Namespace) -> dict[str, Any]:
     """A detached `code-alias embed` that fills the vectors after this command returns (its output: vectors.log)."""
     import subprocess
 
-    from .vector_fill import LOG_FILE
+    from .indexing.vector_fill import LOG_FILE
 
     folder = Path(args.index_dir).expanduser().resolve()
     log = folder / LOG_FILE
@@ -289,7 +289,7 @@ def _start_vector_worker(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _cmd_embed(args: argparse.Namespace) -> int:
-    from .search import CodeSearch
+    from .retrieval.search import CodeSearch
 
     search = CodeSearch(args.index_dir, backend=args.backend)
     bar = _VectorBar()
@@ -311,7 +311,7 @@ def _cmd_embed(args: argparse.Namespace) -> int:
 
 def _repository_root(index_dir: str, repo: str | None) -> str:
     """The folder repository `repo` was indexed from (its record in the index), or the index's only root."""
-    from .repositories import read_repositories
+    from .indexing.repositories import read_repositories
 
     records = read_repositories(Path(index_dir).expanduser().resolve())
     if repo is not None and repo in records and records[repo].get("root"):
@@ -363,11 +363,11 @@ def _cmd_ask(args: argparse.Namespace) -> int:
 
 def _ask_here(args: argparse.Namespace, *, llm: bool) -> dict[str, Any]:
     """Answer in this process: load the index (and the model, for a hybrid index) and run the query pipeline."""
-    from .search import CodeSearch
+    from .retrieval.search import CodeSearch
 
     chat_generator: dict[str, Any] | None = None
     if args.gguf or args.openai_base_url:
-        from .rewriter import usable_chat_generator_spec
+        from .rewriting.rewriter import usable_chat_generator_spec
 
         chat_generator = usable_chat_generator_spec(
             gguf=args.gguf, openai_base_url=args.openai_base_url, model=args.llm_model, timeout=args.llm_timeout
@@ -403,7 +403,7 @@ def _ask_discovered_server(args: argparse.Namespace, *, llm: bool) -> dict[str, 
     """
     if llm or args.lexical or args.no_rewrite or args.backend != "embedded":
         return None
-    from .server_discovery import discover
+    from .serving.server_discovery import discover
 
     url = discover(args.index_dir)
     if url is None:
@@ -422,7 +422,7 @@ def _ask_server(args: argparse.Namespace, *, llm: bool) -> dict[str, Any]:
     import urllib.error
     import urllib.request
 
-    from .server_discovery import TOKEN_ENV
+    from .serving.server_discovery import TOKEN_ENV
 
     unsupported = [flag for flag, on in (("--no-rewrite", args.no_rewrite), ("--lexical", args.lexical)) if on]
     if args.gguf or args.openai_base_url:
@@ -500,7 +500,7 @@ def _answer_text(payload: dict[str, Any]) -> str:
 
 
 def _load_dictionary(index_dir: str) -> Any:
-    from .index_delta import load_index_dictionary
+    from .indexing.index_delta import load_index_dictionary
 
     return load_index_dictionary(Path(index_dir) / DICTIONARY_FILE)
 
@@ -582,7 +582,7 @@ def _cmd_dict(args: argparse.Namespace) -> int:
 
 
 def _cmd_sync(args: argparse.Namespace) -> int:
-    from .live import run_sync
+    from .serving.live import run_sync
 
     record = run_sync(args.index_dir, args.path, backend=args.backend, lock_timeout=args.lock_timeout, repo=args.repo)
     ok = record["state"] == "ok"
@@ -600,8 +600,8 @@ def _cmd_sync(args: argparse.Namespace) -> int:
 
 
 def _cmd_status(args: argparse.Namespace) -> int:
-    from .live import read_status
-    from .vector_fill import vector_status
+    from .indexing.vector_fill import vector_status
+    from .serving.live import read_status
 
     folder = Path(args.index_dir).expanduser().resolve()
     record: dict[str, Any] = dict(read_status(folder))
@@ -629,7 +629,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
-    from .server import serve_from_cli
+    from .serving.server import serve_from_cli
 
     return serve_from_cli(
         index_dir=args.index_dir,

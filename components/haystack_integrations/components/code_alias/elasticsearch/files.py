@@ -13,7 +13,7 @@ from typing import Any
 
 from haystack_integrations.document_stores.elasticsearch import ElasticsearchDocumentStore
 
-from ..sync import FileState, in_repo_scope
+from ..indexing.sync import FileState, in_repo_scope
 
 __all__ = ["read_file_states", "read_file_states_async"]
 

@@ -8,7 +8,7 @@ from haystack import component, default_from_dict, default_to_dict
 from haystack_integrations.document_stores.elasticsearch import ElasticsearchDocumentStore
 
 from ..core.model import AliasDictionary
-from ..index_files import publish_dictionary
+from ..indexing.index_files import publish_dictionary
 from ..paths import resolve_index_dir
 from .errors import redact_hosts
 from .retriever import _errors_for

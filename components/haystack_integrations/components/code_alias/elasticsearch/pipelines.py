@@ -26,22 +26,25 @@ from .mapping import DEFAULT_EMBEDDING_DIM
 __all__ = ["EMBEDDED_PIPELINES", "elasticsearch_pipeline", "elasticsearch_pipeline_name", "render", "write_all"]
 
 _PACKAGE = "haystack_integrations.components.code_alias"
-EMBEDDED_STORE = f"{_PACKAGE}.store.CodeIndexDocumentStore"
+EMBEDDED_STORE = f"{_PACKAGE}.indexing.store.CodeIndexDocumentStore"
 ES_STORE = f"{_PACKAGE}.elasticsearch.store.CodeElasticsearchDocumentStore"
 
 # embedded component type -> (Elasticsearch type, init parameters carried over besides document_store)
 SWAPS: dict[str, tuple[str, tuple[str, ...]]] = {
-    f"{_PACKAGE}.bm25.CodeBM25Retriever": (
+    f"{_PACKAGE}.retrieval.bm25.CodeBM25Retriever": (
         f"{_PACKAGE}.elasticsearch.retriever.CodeElasticsearchBM25Retriever",
         # Boosts are not carried over: in Elasticsearch they are query-clause weights, in the embedded
         # retriever fractions of the best score; each backend keeps its own defaults.
         ("top_k", "filters", "filter_policy"),
     ),
-    f"{_PACKAGE}.embedding_retriever.CodeEmbeddingRetriever": (
+    f"{_PACKAGE}.retrieval.embedding_retriever.CodeEmbeddingRetriever": (
         f"{_PACKAGE}.elasticsearch.retriever.CodeElasticsearchEmbeddingRetriever",
         ("top_k", "filters", "filter_policy"),
     ),
-    f"{_PACKAGE}.store.DocumentStorePersister": (f"{_PACKAGE}.elasticsearch.finalizer.ElasticsearchIndexFinalizer", ()),
+    f"{_PACKAGE}.indexing.store.DocumentStorePersister": (
+        f"{_PACKAGE}.elasticsearch.finalizer.ElasticsearchIndexFinalizer",
+        (),
+    ),
 }
 
 # The embedded pipelines that have an Elasticsearch twin.
@@ -146,7 +149,7 @@ def write_all(directory: Path) -> list[Path]:
 
 
 def _default_directory() -> Path:
-    from ..search import pipelines_dir
+    from ..retrieval.search import pipelines_dir
 
     return pipelines_dir()
 

@@ -13,7 +13,7 @@ from haystack.document_stores.types.filter_policy import apply_filter_policy
 from haystack_integrations.components.retrievers.elasticsearch import ElasticsearchEmbeddingRetriever
 from haystack_integrations.document_stores.elasticsearch import ElasticsearchDocumentStore
 
-from ..embedding_retriever import MIN_DEFINITION_LINES, short_definition
+from ..retrieval.embedding_retriever import MIN_DEFINITION_LINES, short_definition
 from .errors import translate_errors
 from .query import QueryWeights, build_bm25_body
 

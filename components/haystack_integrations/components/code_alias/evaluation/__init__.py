@@ -1,7 +1,8 @@
 """Evaluation harness: golden sets, SWE-bench gold from patches, corpora, metrics, the ablation runner, reports.
 
 Framework-free except where Haystack's evaluators are used as a cross-check (:func:`haystack_file_metrics`).
-The retrieval backend plugs in through the :class:`Searcher` protocol.
+The retrieval backend plugs in through the :class:`Searcher` protocol; `bench_searcher` (the default searcher: the
+shipped `CodeSearch` pipelines) and `bench_variants` (the LLM rewrite variants) are imported by name, not here.
 """
 
 from haystack_integrations.components.code_alias.evaluation.corpus import (

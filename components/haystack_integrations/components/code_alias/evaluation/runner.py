@@ -452,7 +452,7 @@ def _record(
 
 SearcherFactory = Callable[[argparse.Namespace], Searcher]
 #: Where ``bench run`` finds the real searcher when none is injected and ``--searcher`` is not given.
-DEFAULT_SEARCHER_FACTORY = "haystack_integrations.components.code_alias.bench_searcher:make_searcher"
+DEFAULT_SEARCHER_FACTORY = "haystack_integrations.components.code_alias.evaluation.bench_searcher:make_searcher"
 
 
 def _split(value: str) -> list[str]:

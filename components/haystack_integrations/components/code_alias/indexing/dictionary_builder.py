@@ -1,0 +1,183 @@
+"""`AliasDictionaryBuilder`: the Haystack component around `core.builder.DictionaryBuilder`."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from haystack import Document, component, default_from_dict, default_to_dict, logging
+
+from .._legacy import with_current_type
+from ..core.builder import DictionaryBuilder, SourceText, load_mapping_file
+from ..core.model import AliasDictionary, DictionaryError
+from ..core.repositories import check_repo_name, merge_part, part_of
+from ..core.walker import DEFAULT_EXCLUDED_DIRS, WalkConfig
+from .dictionary_handle import DictionaryHandle, dictionary_file
+from .index_delta import load_index_dictionary
+from .index_files import publish_dictionary, resolve_dictionary_file
+
+logger = logging.getLogger(__name__)
+
+
+@component
+class AliasDictionaryBuilder:
+    """
+    Builds the alias/symbol dictionary of a code tree, incrementally.
+
+    Reads package manifests (package.json, pyproject.toml, setup.cfg, setup.py, Cargo.toml, go.mod), extracts
+    defined and exported symbols with tree-sitter (Python, JavaScript, TypeScript, Go, Rust, Java), and gives
+    every symbol its aliases: the word split of its name, the content words of its docstring or leading comment,
+    nicknames from a YAML file, and names that a rename retired. When a dictionary already exists at
+    `dictionary_path`, only changed files are re-read, and the result is saved back atomically.
+
+    In an index folder (no `dictionary_path`) a saved dictionary becomes the folder's current one at once; the
+    indexing pipelines instead pass it (`save=False`) to `DocumentStorePersister`, which makes it current together
+    with the documents of the same build.
+
+    ### Usage example
+
+    ```python
+    from haystack_integrations.components.code_alias import AliasDictionaryBuilder
+
+    builder = AliasDictionaryBuilder(dictionary_path=".code-alias/dictionary.json")
+    result = builder.run(root="path/to/repo")
+    dictionary = result["dictionary"]
+    print(result["stats"], dictionary.resolve_symbol("withStripeBackoff"))
+    ```
+
+    :param dictionary_path: Where the dictionary is saved (and read back for an incremental refresh);
+        None = `<index dir>/dictionary.json`.
+    :param index_dir: The index folder; None = `$CODE_ALIAS_INDEX_DIR` or `./.code-alias`.
+    :param nicknames_path: YAML `nickname: [Symbol, ...]` (symbols or packages). The repository's own
+        `.code-alias-nicknames.yml` is read as well.
+    :param abbreviations_path: YAML `abbreviation: [expansion, ...]`; None = the packaged table.
+    :param exclude_dirs: Folder names never entered; None = vendored and generated folders.
+    :param max_file_bytes: Larger files are skipped and reported.
+    :param respect_gitignore: Leave out what the repository's `.gitignore` files ignore.
+    :param save: Write the dictionary to `dictionary_path` after building.
+    """
+
+    def __init__(
+        self,
+        *,
+        dictionary_path: str | None = None,
+        index_dir: str | None = None,
+        nicknames_path: str | None = None,
+        abbreviations_path: str | None = None,
+        exclude_dirs: list[str] | None = None,
+        max_file_bytes: int = 1_000_000,
+        respect_gitignore: bool = True,
+        save: bool = True,
+    ) -> None:
+        self.dictionary_path = dictionary_path
+        self.index_dir = index_dir
+        self.nicknames_path = nicknames_path
+        self.abbreviations_path = abbreviations_path
+        self.exclude_dirs = exclude_dirs
+        self.max_file_bytes = max_file_bytes
+        self.respect_gitignore = respect_gitignore
+        self.save = save
+
+    def _builder(self) -> DictionaryBuilder:
+        walk_config = WalkConfig(
+            exclude_dirs=frozenset(self.exclude_dirs) if self.exclude_dirs is not None else DEFAULT_EXCLUDED_DIRS,
+            max_file_bytes=self.max_file_bytes,
+            respect_gitignore=self.respect_gitignore,
+        )
+        return DictionaryBuilder(
+            walk_config=walk_config,
+            nicknames=load_mapping_file(self.nicknames_path) if self.nicknames_path else None,
+            abbreviations=load_mapping_file(self.abbreviations_path) if self.abbreviations_path else None,
+        )
+
+    def _previous(self, path: Path, logical: Path) -> AliasDictionary | None:
+        held = DictionaryHandle.for_path(logical).loaded()  # a server that just saved it holds it: no re-read
+        if held is not None:
+            return held
+        if not path.is_file():
+            return None
+        try:
+            return load_index_dictionary(logical)  # the manifest's file with its deltas applied
+        except DictionaryError as error:
+            logger.warning("Ignoring the previous dictionary, doing a full build: {error}", error=error)
+            return None
+
+    @component.output_types(dictionary=AliasDictionary, stats=dict[str, Any], skipped=list[dict[str, str]])
+    def run(
+        self,
+        root: str | None = None,
+        documents: list[Document] | None = None,
+        repo: str | None = None,
+        paths: list[str] | None = None,
+    ) -> dict[str, Any]:
+        """
+        Build or refresh the dictionary.
+
+        :param root: A repository folder to read.
+        :param paths: With `root`: only these files (relative to it) may have changed, as a push says; the tree
+            is not walked when they are files the last build read (`DictionaryBuilder.refresh_paths`), and is
+            walked otherwise. None (default): walk the tree.
+        :param documents: Or: Documents whose `meta.file_path` and `content` stand for the files.
+        :param repo: The repository's name in an index of several: only its part of the dictionary is rebuilt
+            (its symbols and packages carry `repo`), the other repositories' entries are kept. None = the
+            dictionary is this one tree's alone.
+        :returns: `dictionary`, `stats` (files read/parsed/reused, symbols, packages, seconds, renames) and
+            `skipped` (path and reason for every file that was not used).
+        """
+        if root is None and documents is None:
+            raise ValueError("AliasDictionaryBuilder needs `root` (a folder) or `documents`")
+        started = time.perf_counter()
+        path = dictionary_file(self.dictionary_path, self.index_dir)
+        combined = self._previous(resolve_dictionary_file(path) if self.dictionary_path is None else path, path)
+        previous = combined if repo is None else part_of(combined, check_repo_name(repo))
+        builder = self._builder()
+        if root is not None:
+            folder = Path(root)
+            if not folder.is_dir():
+                raise FileNotFoundError(f"{root}: not a folder")
+            quick = builder.refresh_paths(folder, previous, paths) if paths is not None else None
+            dictionary, stats = quick if quick is not None else builder.refresh(folder, previous)
+        else:
+            sources = [
+                SourceText(rel_path=str(d.meta["file_path"]), text=d.content or "")
+                for d in documents or []
+                if d.meta.get("file_path")
+            ]
+            dictionary, stats = builder.build_from_texts(sources, previous)
+        if repo is not None:
+            dictionary = merge_part(combined, repo, dictionary)
+        if self.save and self.dictionary_path is None:
+            publish_dictionary(path.parent, dictionary)
+        elif self.save:
+            dictionary.save(path)
+        report = {**stats.as_dict(), "seconds": round(time.perf_counter() - started, 4), "version": dictionary.version}
+        skipped = [{"path": s.path, "reason": s.reason} for s in dictionary.skipped]
+        return {"dictionary": dictionary, "stats": report, "skipped": skipped}
+
+    @component.output_types(dictionary=AliasDictionary, stats=dict[str, Any], skipped=list[dict[str, str]])
+    async def run_async(
+        self,
+        root: str | None = None,
+        documents: list[Document] | None = None,
+        repo: str | None = None,
+        paths: list[str] | None = None,
+    ) -> dict[str, Any]:
+        return self.run(root=root, documents=documents, repo=repo, paths=paths)
+
+    def to_dict(self) -> dict[str, Any]:
+        return default_to_dict(
+            self,
+            dictionary_path=self.dictionary_path,
+            index_dir=self.index_dir,
+            nicknames_path=self.nicknames_path,
+            abbreviations_path=self.abbreviations_path,
+            exclude_dirs=self.exclude_dirs,
+            max_file_bytes=self.max_file_bytes,
+            respect_gitignore=self.respect_gitignore,
+            save=self.save,
+        )
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> AliasDictionaryBuilder:
+        return default_from_dict(cls, with_current_type(data))

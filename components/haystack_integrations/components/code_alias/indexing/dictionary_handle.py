@@ -1,0 +1,178 @@
+"""A loaded alias dictionary with its hint index, reloaded when the file on disk changes.
+
+The rewriter, the faithfulness filter and autocomplete each need "the current dictionary"; they share one
+handle per file so a server loads it once and sees a re-index without a restart.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+from ..core.hints import HintIndex
+from ..core.model import AliasDictionary
+from ..paths import DICTIONARY_FILE, resolve_index_dir
+from .index_delta import chain_stamp, load_dictionary
+from .index_files import Artifact, current_manifest, resolve_dictionary_file
+
+_HANDLES: dict[str, DictionaryHandle] = {}
+_HANDLES_LOCK = threading.Lock()
+
+
+def dictionary_file(dictionary_path: str | None, index_dir: str | None) -> Path:
+    """`dictionary_path` if given, else `<index dir>/dictionary.json`."""
+    return Path(dictionary_path) if dictionary_path else resolve_index_dir(index_dir) / DICTIONARY_FILE
+
+
+class DictionaryHandle:
+    """The dictionary at `path` and its hint index, kept current with the file's modification time."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._stamp: tuple[str, int] | None = None
+        self._dictionary: AliasDictionary | None = None
+        self._hints: HintIndex | None = None
+        self._held = 0  # > 0: a sync of this process is saving and will `install` the next dictionary itself
+
+    @classmethod
+    def for_path(cls, path: Path) -> DictionaryHandle:
+        key = str(path.resolve())
+        with _HANDLES_LOCK:
+            handle = _HANDLES.get(key)
+            if handle is None:
+                handle = _HANDLES[key] = cls(path)
+            return handle
+
+    def _stamp_now(self) -> tuple[Path, tuple[str, int] | None, Artifact | None]:
+        # `<index dir>/dictionary.json` names the index's current dictionary, whichever build file (and chain of
+        # deltas, `index_delta`) that is; one manifest read decides both the stamp and what to load.
+        artifact: Artifact | None = None
+        if self.path.name == DICTIONARY_FILE:
+            manifest = current_manifest(self.path.parent)
+            if manifest is not None and not manifest.legacy:
+                artifact = manifest.dictionary
+        path = self.path.parent / artifact.file if artifact is not None else resolve_dictionary_file(self.path)
+        try:
+            if artifact is not None and artifact.deltas:
+                return path, chain_stamp(self.path.parent, artifact), artifact
+            return path, (path.name, path.stat().st_mtime_ns), artifact
+        except FileNotFoundError:
+            return path, None, artifact
+
+    def _load(self, path: Path, artifact: Artifact | None) -> AliasDictionary:
+        if artifact is not None:
+            return load_dictionary(self.path.parent, artifact)  # raises DictionaryError naming the file
+        return AliasDictionary.load(path)
+
+    def loaded(self) -> AliasDictionary | None:
+        """The dictionary this handle holds when it is still the current one on disk (None: it must be read)."""
+        _, stamp, _ = self._stamp_now()
+        with self._lock:
+            return self._dictionary if self._dictionary is not None and stamp == self._stamp else None
+
+    def install(self, dictionary: AliasDictionary, hints: HintIndex | None = None) -> bool:
+        """
+        Make `dictionary`, which a sync of this process has just saved as the current one, what the handle serves,
+        without reading it back; `hints` is its hint index when already built (else it is built on first use).
+
+        :returns: False (and nothing changes) when the current file on disk is not of that dictionary's version.
+        """
+        path, stamp, recorded = self._stamp_now()
+        if stamp is None or recorded is None or recorded.file != path.name or recorded.version != dictionary.version:
+            return False
+        with self._lock:
+            if hints is None and dictionary is self._dictionary:
+                hints = self._hints  # the same dictionary under a new stamp (a compaction): its hints still hold
+            self._dictionary, self._hints, self._stamp = dictionary, hints, stamp  # hints None: built on first use
+        return True
+
+    @contextmanager
+    def holding(self) -> Iterator[None]:
+        """
+        For the block (a sync's save and `install`): questions keep the dictionary and hints this handle holds,
+        even once the manifest names a new file, instead of reading it back and rebuilding the hints meanwhile.
+        """
+        with self._lock:
+            self._held += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._held -= 1
+
+    def held(self) -> tuple[AliasDictionary | None, HintIndex | None]:
+        """The dictionary and hint index this handle holds now (None: not loaded or not built), reading nothing."""
+        with self._lock:
+            return self._dictionary, self._hints
+
+    @property
+    def serving(self) -> bool:
+        """Whether questions have used this handle (its hint index is built): worth preparing the next one."""
+        with self._lock:
+            return self._hints is not None
+
+    def _current(self) -> tuple[AliasDictionary, HintIndex]:
+        with self._lock:
+            if self._held and self._dictionary is not None and self._hints is not None:
+                return self._dictionary, self._hints
+        path, stamp, artifact = self._stamp_now()
+        with self._lock:
+            if self._dictionary is None or stamp != self._stamp:
+                dictionary = self._load(path, artifact)  # raises DictionaryError naming the file
+                self._dictionary, self._hints, self._stamp = dictionary, HintIndex(dictionary), stamp
+            elif self._hints is None:
+                self._hints = HintIndex(self._dictionary)
+            assert self._hints is not None
+            return self._dictionary, self._hints
+
+    @property
+    def dictionary(self) -> AliasDictionary:
+        return self._current()[0]
+
+    @property
+    def hints(self) -> HintIndex:
+        return self._current()[1]
+
+
+class StaticDictionaryHandle(DictionaryHandle):
+    """A handle around a dictionary object passed in directly (tests, notebooks, in-pipeline builds)."""
+
+    def __init__(self, dictionary: AliasDictionary) -> None:
+        super().__init__(Path("<in-memory>"))
+        self._dictionary = dictionary
+        self._hints = HintIndex(dictionary)
+
+    def _current(self) -> tuple[AliasDictionary, HintIndex]:
+        assert self._dictionary is not None and self._hints is not None
+        return self._dictionary, self._hints
+
+
+_User = TypeVar("_User", bound="UsesDictionary")
+
+
+class UsesDictionary:
+    """
+    For components that read the alias dictionary: from `dictionary_path` / `index_dir` (shared, reloaded when
+    the file changes), or from a dictionary object given with `from_dictionary`.
+    """
+
+    dictionary_path: str | None
+    index_dir: str | None
+    _handle: DictionaryHandle | None = None
+
+    @classmethod
+    def from_dictionary(cls: type[_User], dictionary: AliasDictionary, **kwargs: Any) -> _User:
+        """The component over a dictionary object (no file), e.g. in a notebook or a test."""
+        user = cls(**kwargs)
+        user._handle = StaticDictionaryHandle(dictionary)
+        return user
+
+    @property
+    def handle(self) -> DictionaryHandle:
+        if self._handle is None:
+            self._handle = DictionaryHandle.for_path(dictionary_file(self.dictionary_path, self.index_dir))
+        return self._handle

@@ -1,0 +1,187 @@
+"""Several repositories in one index folder: their names, their per-repository record, and query filters on them.
+
+`repositories.json` in the index folder records, per repository, what `code-alias status` shows: the folder it
+was indexed from, its last sync, its chunks, its part of the dictionary (version, symbols) and the last error.
+It is written atomically after each `CodeSearch.index` / `remove_repository`; the dictionary and documents stay
+the truth (the record only reports them).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypedDict
+
+from ..core.model import atomic_write_bytes
+from ..core.repositories import check_repo_name, default_repo_name
+
+logger = logging.getLogger(__name__)
+
+REPOSITORIES_FILE = "repositories.json"
+MAX_FILTER_VALUES = 50
+#: A package hint at least this sure (an alias or a nickname written in the question; see
+#: `core.hints.EVIDENCE_CONFIDENCE`) may narrow retrieval to that package.
+STRONG_PACKAGE_CONFIDENCE = 0.8
+#: ... and so may one whose "package" evidence is this high: every word of the package's name is in the question
+#: (`EVIDENCE_CONFIDENCE["package"]` x a share of 1). Some of its words only boost.
+ALL_PACKAGE_WORDS = 0.5
+
+__all__ = [
+    "REPOSITORIES_FILE",
+    "RepositoryStatus",
+    "count_repository_documents",
+    "forget_repository",
+    "inferred_packages",
+    "read_repositories",
+    "record_repository",
+    "repository_filters",
+    "repository_for_root",
+]
+
+
+class RepositoryStatus(TypedDict, total=False):
+    """What `status` reports of one repository of an index."""
+
+    root: str
+    last_sync: str | None
+    documents: int | None
+    symbols: int | None
+    dictionary_version: str | None
+    last_error: str | None
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def read_repositories(index_dir: Path) -> dict[str, RepositoryStatus]:
+    """Name -> record of the repositories of `index_dir` (empty when none was recorded or the file is damaged)."""
+    try:
+        data = json.loads((index_dir / REPOSITORIES_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {str(k): v for k, v in data.items() if isinstance(v, dict)}  # type: ignore[misc]
+
+
+def _write(index_dir: Path, records: dict[str, RepositoryStatus]) -> None:
+    try:
+        atomic_write_bytes(index_dir / REPOSITORIES_FILE, json.dumps(dict(sorted(records.items())), indent=1).encode())
+    except OSError as error:  # the index is what matters; say why the record is stale
+        logger.warning("code-alias: could not record repositories in %s: %s", index_dir / REPOSITORIES_FILE, error)
+
+
+def record_repository(index_dir: Path, name: str, **fields: Any) -> RepositoryStatus:
+    """Update repository `name`'s record with `fields` (a sync that succeeded also sets `last_sync` and clears the
+    error when `last_error` is not among `fields`)."""
+    records = read_repositories(index_dir)
+    record: RepositoryStatus = dict(records.get(name, {}))  # type: ignore[assignment]
+    if "last_error" not in fields:
+        fields = {**fields, "last_error": None, "last_sync": _now()}
+    record.update(fields)  # type: ignore[typeddict-item]
+    records[name] = record
+    _write(index_dir, records)
+    return record
+
+
+def forget_repository(index_dir: Path, name: str) -> None:
+    """Drop repository `name`'s record (after it was removed from the index)."""
+    records = read_repositories(index_dir)
+    if records.pop(name, None) is not None:
+        _write(index_dir, records)
+
+
+def repository_for_root(index_dir: Path, root: Path, given: str | None = None) -> str:
+    """
+    The name a repository is indexed under: `given` (checked), else the name the same folder was indexed under
+    before, else its git remote's `owner/name`, else its folder name.
+
+    :raises core.repositories.RepositoryNameError: `given` is not a usable name.
+    """
+    if given is not None:
+        return check_repo_name(given)
+    resolved = str(root.resolve())
+    for name, record in sorted(read_repositories(index_dir).items()):
+        if record.get("root") == resolved:
+            return name
+    return default_repo_name(root)
+
+
+def count_repository_documents(store: Any, name: str) -> int | None:
+    """Chunks of repository `name` in `store`; None when the store cannot count them cheaply."""
+    from haystack.document_stores.in_memory import InMemoryDocumentStore
+
+    if isinstance(store, InMemoryDocumentStore):
+        return sum(1 for document in store.storage.values() if document.meta.get("repo") == name)
+    counter = getattr(store, "count_documents_by_filter", None)
+    if callable(counter):
+        try:
+            return int(counter(filters={"field": "meta.repo", "operator": "==", "value": name}))
+        except Exception as error:  # a report, not the index: say nothing rather than fail the sync
+            logger.debug("code-alias: cannot count the chunks of %s: %s", name, error)
+    return None
+
+
+def _values(value: str | Sequence[str] | None, what: str) -> list[str]:
+    if value is None:
+        return []
+    if not isinstance(value, str | list | tuple):
+        raise ValueError(f"{what}: a name or a list of names, got {type(value).__name__}")
+    values = [value] if isinstance(value, str) else list(value)
+    if len(values) > MAX_FILTER_VALUES:
+        raise ValueError(f"{what}: at most {MAX_FILTER_VALUES} names, got {len(values)}")
+    for item in values:
+        if not isinstance(item, str) or not item.strip() or len(item) > 200:
+            raise ValueError(f"{what}: each name must be a non-empty string of at most 200 characters, got {item!r}")
+    return [item.strip() for item in values]
+
+
+def repository_filters(
+    repo: str | Sequence[str] | None = None, package: str | Sequence[str] | None = None
+) -> dict[str, Any] | None:
+    """
+    The Haystack filter narrowing retrieval to repositories and/or packages (`meta.repo`, `meta.package`).
+
+    :param repo: One repository name, or several (any of them).
+    :param package: One package name, or several (any of them).
+    :returns: The filter, or None when neither is given.
+    :raises ValueError: An empty, too long or non-string name, or too many names (the message names the field).
+    """
+    conditions: list[dict[str, Any]] = []
+    for field, given in (("repo", repo), ("package", package)):
+        values = _values(given, field)
+        if len(values) == 1:
+            conditions.append({"field": f"meta.{field}", "operator": "==", "value": values[0]})
+        elif values:
+            conditions.append({"field": f"meta.{field}", "operator": "in", "value": values})
+    if not conditions:
+        return None
+    return conditions[0] if len(conditions) == 1 else {"operator": "AND", "conditions": conditions}
+
+
+def inferred_packages(
+    packages: Sequence[str], hints: Sequence[Mapping[str, Any]], *, min_confidence: float = STRONG_PACKAGE_CONFIDENCE
+) -> list[str]:
+    """
+    The rewrite's packages that the question names with strong evidence, to narrow retrieval to (empty: none).
+
+    Strong: a package hint of confidence >= `min_confidence`, or with every word of the package's name in the
+    question (`ALL_PACKAGE_WORDS`).
+
+    :param packages: The rewrite's packages.
+    :param hints: The rewrite's hints (`Hint.to_dict()`: kind, name, confidence, evidence...).
+    :param min_confidence: The least confidence of a package hint that narrows.
+    """
+    strong = set()
+    for hint in hints:
+        if hint.get("kind") != "package":
+            continue
+        evidence = hint.get("evidence") if isinstance(hint.get("evidence"), Mapping) else {}
+        named = float(evidence.get("package") or 0.0) >= ALL_PACKAGE_WORDS  # type: ignore[union-attr]
+        if named or float(hint.get("confidence") or 0.0) >= min_confidence:
+            strong.add(str(hint.get("name")))
+    return [package for package in packages if package in strong]

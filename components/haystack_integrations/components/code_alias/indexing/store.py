@@ -1,0 +1,659 @@
+"""The embedded default document store: Haystack's InMemoryDocumentStore, persisted to one file."""
+
+from __future__ import annotations
+
+import contextvars
+import dataclasses
+import io
+import json
+import logging
+import os
+import threading
+import zipfile
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from haystack import Document, component, default_from_dict, default_to_dict
+from haystack.document_stores.in_memory import InMemoryDocumentStore
+from haystack.document_stores.in_memory import document_store as _memory
+from haystack.document_stores.types import DuplicatePolicy
+
+from .._legacy import with_current_type
+from ..core.model import AliasDictionary
+from ..paths import resolve_index_dir
+from . import index_delta
+from .index_files import (
+    Artifact,
+    IndexDamagedError,
+    IndexManifest,
+    artifact_path,
+    check_artifact,
+    commit,
+    current_manifest,
+    new_build_id,
+    rebuild_hint,
+    stage,
+    stage_delta,
+    stage_dictionary,
+)
+from .store_cache import Prepared, adopt_all
+
+logger = logging.getLogger(__name__)
+
+# Which file (and modification) each shared in-memory index was loaded from, so the several components of
+# one pipeline that each deserialise "the" store load it once.
+_LOADED: dict[str, tuple[str, int]] = {}
+# The change counter of each shared index when it last matched its saved file: equal now = nothing to save.
+_SAVED_GENERATION: dict[str, int] = {}
+_LOAD_LOCK = threading.Lock()
+# Query indexes of this process whose next build a sync of this process is saving and will hand over itself
+# (`holding_served`): their queries keep what they hold instead of reading the new files back meanwhile.
+_HELD: set[str] = set()
+# Set while an indexing pipeline is built: its stores get a namespace of their own, so what a run writes stays
+# invisible to the query pipelines of the same process until it is saved (and lost with the run if it fails).
+_WRITER_NAMESPACE: contextvars.ContextVar[str | None] = contextvars.ContextVar("code_alias_writer", default=None)
+# A counter per shared index, bumped by every change, so that what is derived from the documents (BM25 index,
+# vector matrix, definition map) is checked in O(1) per query instead of by hashing every document id.
+_GENERATIONS: dict[str, int] = {}
+# Indexes loaded without Haystack's own BM25 statistics: our retriever keeps its own index (`bm25.py`), and
+# tokenising every chunk for statistics nobody reads was a third of a cold `ask`. `bm25_retrieval` computes them
+# on first use, so an `InMemoryBM25Retriever` on this store still works.
+_STATS_PENDING: set[str] = set()
+# The JSON line of each chunk as last written, per index: a sync that changed a few chunks of thousands serialises
+# only those. A line is reused for the same chunk object or an equal one; `update_by_filter`, which changes chunks
+# in place, drops the index's lines.
+_LINES: dict[str, dict[str, tuple[Document, str]]] = {}
+# The documents chain (`Artifact.chain`) that each index's `_LINES` describe exactly: a save whose manifest still
+# names that chain writes only a delta against it (`index_delta`), any other writes the whole file.
+_ON_DISK: dict[str, tuple[str, ...]] = {}
+
+
+class IndexNotFoundError(FileNotFoundError):
+    """No index at the configured folder (says how to build one)."""
+
+
+class CodeIndexDocumentStore(InMemoryDocumentStore):
+    """
+    An `InMemoryDocumentStore` that loads from and saves to an index folder.
+
+    Documents and their embeddings live in one `.npz` file per build, which the folder's manifest names together
+    with that build's dictionary (`index_files`), so a reader never sees half an index or a mix of two builds.
+    Instances with the same folder share their documents within a process.
+
+    ### Usage example
+
+    ```python
+    from haystack_integrations.components.code_alias import CodeIndexDocumentStore
+
+    store = CodeIndexDocumentStore(index_dir=".code-alias")   # loads what `code-alias index` wrote
+    print(store.count_documents())
+    store.persist()                                           # after writing documents
+    ```
+
+    :param index_dir: The index folder; None means `$CODE_ALIAS_INDEX_DIR` or `./.code-alias`.
+    :param embedding_similarity_function: "cosine" (default, right for MiniLM) or "dot_product".
+    """
+
+    def __init__(
+        self,
+        index_dir: str | None = None,
+        embedding_similarity_function: str = "cosine",
+        return_embedding: bool = False,
+    ) -> None:
+        self.index_dir = index_dir
+        self._folder = resolve_index_dir(index_dir)
+        namespace = _WRITER_NAMESPACE.get()
+        # A writer's store keeps each chunk's saved line from the load on, so its first save is a delta already.
+        self._writer = namespace is not None
+        super().__init__(
+            index=f"code-alias:{self._folder.resolve()}" + (f":writer:{namespace}" if namespace else ""),
+            embedding_similarity_function=embedding_similarity_function,  # type: ignore[arg-type]
+            return_embedding=return_embedding,
+        )
+        self._load_if_changed()
+
+    @property
+    def documents_path(self) -> Path:
+        """The current build's documents file (through the index manifest)."""
+        return artifact_path(self._folder, "documents")
+
+    @property
+    def folder(self) -> Path:
+        """The index folder."""
+        return self._folder
+
+    def to_dict(self) -> dict[str, Any]:
+        return default_to_dict(
+            self,
+            index_dir=self.index_dir,
+            embedding_similarity_function=self.embedding_similarity_function,
+            return_embedding=self.return_embedding,
+        )
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CodeIndexDocumentStore:
+        return default_from_dict(cls, with_current_type(data))
+
+    def _load_if_changed(self) -> None:
+        # The manifest is read under the lock: a sync of this process that saves a build and hands it over
+        # (`serve_documents`) does both under it, so no reader can load the build it replaced after that.
+        with _LOAD_LOCK:
+            if self.index in _HELD and self.index in _LOADED:
+                return  # this process is handing a build over (`holding_served`): serve the old one until then
+            stamped = _current_stamp(self._folder)
+            if stamped is None:
+                return  # nothing saved yet: keep what this process holds (a first build in progress)
+            stamp, artifact = stamped
+            if _LOADED.get(self.index) == stamp:
+                return
+            lines: dict[str, tuple[Document, str]] | None = {} if self._writer else None
+            documents = index_delta.load_documents(self._folder, artifact, lines) if artifact is not None else []
+            self._swap_in(documents)
+            if lines is not None and artifact is not None and len(lines) == len(documents):
+                _LINES[self.index] = lines
+                _ON_DISK[self.index] = artifact.chain()
+            _LOADED[self.index] = stamp
+            _SAVED_GENERATION[self.index] = self.generation
+
+    def _swap_in(self, documents: list[Document]) -> None:
+        """
+        Replace the shared documents in one step, so a request running in another thread sees the old index or
+        the new one, never an empty or half-written one (a plain delete-all + write would expose both).
+        """
+        storage: dict[str, Document] = {}
+        for document in documents:
+            if document.id in storage:
+                hint = rebuild_hint(self._folder)
+                raise IndexDamagedError(f"{self.documents_path}: chunk id {document.id} twice; {hint}")
+            storage[document.id] = document
+        _memory._STORAGES[self.index] = storage
+        _LINES.pop(self.index, None)  # what this store last saved is not what it holds now
+        _ON_DISK.pop(self.index, None)
+        _memory._BM25_STATS_STORAGES[self.index] = {}
+        _memory._AVERAGE_DOC_LEN_STORAGES[self.index] = 0.0
+        _memory._FREQ_VOCAB_FOR_IDF_STORAGES[self.index] = Counter()
+        _STATS_PENDING.add(self.index)
+        self._changed()
+
+    def _ensure_bm25_statistics(self) -> None:
+        """Haystack's BM25 statistics of the loaded documents, computed the first time they are needed."""
+        with _LOAD_LOCK:
+            if self.index not in _STATS_PENDING:
+                return
+            staging = InMemoryDocumentStore(index=f"{self.index}:stats:{id(self)}")
+            staging.write_documents(list(_memory._STORAGES.get(self.index, {}).values()))
+            storages: tuple[dict[str, Any], ...] = (
+                _memory._BM25_STATS_STORAGES,
+                _memory._AVERAGE_DOC_LEN_STORAGES,
+                _memory._FREQ_VOCAB_FOR_IDF_STORAGES,
+            )
+            for storage in storages:
+                storage[self.index] = storage.pop(staging.index)
+            _memory._STORAGES.pop(staging.index, None)
+            _STATS_PENDING.discard(self.index)
+
+    def bm25_retrieval(
+        self, query: str, filters: dict[str, Any] | None = None, top_k: int = 10, scale_score: bool = False
+    ) -> list[Document]:
+        """Haystack's in-memory BM25 (see `InMemoryDocumentStore.bm25_retrieval`); our pipelines use `bm25.py`."""
+        self._ensure_bm25_statistics()
+        return super().bm25_retrieval(query, filters=filters, top_k=top_k, scale_score=scale_score)
+
+    @property
+    def generation(self) -> int:
+        """Changes whenever this index's documents do (a write, a delete, a reload); shared by its instances."""
+        return _GENERATIONS.get(self.index, 0)
+
+    def _changed(self) -> None:
+        _GENERATIONS[self.index] = _GENERATIONS.get(self.index, 0) + 1
+
+    def write_documents(self, documents: list[Document], policy: DuplicatePolicy = DuplicatePolicy.NONE) -> int:
+        """Write chunks (see `InMemoryDocumentStore.write_documents`)."""
+        try:
+            return super().write_documents(documents, policy)
+        finally:
+            self._changed()
+
+    def delete_documents(self, document_ids: list[str]) -> None:
+        """Delete chunks by id."""
+        try:
+            super().delete_documents(document_ids)
+        finally:
+            self._changed()
+
+    def delete_all_documents(self) -> None:
+        """Delete every chunk (in memory; the saved file changes on `persist`)."""
+        try:
+            super().delete_all_documents()
+        finally:
+            self._changed()
+
+    def delete_by_filter(self, filters: dict[str, Any]) -> int:
+        """Delete the chunks that match `filters`."""
+        try:
+            return super().delete_by_filter(filters)
+        finally:
+            self._changed()
+
+    def update_by_filter(self, filters: dict[str, Any], meta: dict[str, Any]) -> int:
+        """Update the meta of the chunks that match `filters`."""
+        _LINES.pop(self.index, None)  # the meta changes in place: the chunks' saved lines no longer match them
+        try:
+            return super().update_by_filter(filters, meta)
+        finally:
+            self._changed()
+
+    def set_embeddings(self, vectors: dict[str, list[float]]) -> int:
+        """
+        Give chunks their vectors in place (id -> vector), leaving their text and the BM25 statistics as they are;
+        ids the store does not hold are ignored (a refresh replaced those chunks).
+
+        :returns: How many chunks got a vector.
+        """
+        storage = self.storage
+        changed = 0
+        with _LOAD_LOCK:
+            for document_id, vector in vectors.items():
+                document = storage.get(document_id)
+                if document is not None:
+                    storage[document_id] = dataclasses.replace(document, embedding=list(vector))
+                    changed += 1
+        if changed:
+            self._changed()
+        return changed
+
+    def reload(self) -> None:
+        """Load the index again if another process rewrote it."""
+        self._load_if_changed()
+
+    @property
+    def loaded_stamp(self) -> tuple[str, int] | None:
+        """Which saved build (files and modification) this index holds, when it holds one it loaded or saved."""
+        with _LOAD_LOCK:
+            return _LOADED.get(self.index)
+
+    def release(self) -> None:
+        """
+        Free this index's documents from process memory; the saved file stays and the next use loads it again.
+
+        In-memory stores keep documents in process-global storage for the life of the process, so a process that
+        visits many indexes (a benchmark over many corpora, a server switching repositories) must let go of them.
+        """
+        with _LOAD_LOCK:
+            _memory._STORAGES[self.index] = {}
+            _memory._BM25_STATS_STORAGES[self.index] = {}
+            _memory._AVERAGE_DOC_LEN_STORAGES[self.index] = 0.0
+            _memory._FREQ_VOCAB_FOR_IDF_STORAGES[self.index] = Counter()
+            _LOADED.pop(self.index, None)
+            _STATS_PENDING.discard(self.index)
+            _SAVED_GENERATION.pop(self.index, None)
+            _LINES.pop(self.index, None)
+            _ON_DISK.pop(self.index, None)
+            self._changed()
+
+    def discard(self) -> None:
+        """Forget this store's documents entirely (a writer's private copy, once its run is over)."""
+        with _LOAD_LOCK:
+            for storage in (
+                _memory._STORAGES,
+                _memory._BM25_STATS_STORAGES,
+                _memory._AVERAGE_DOC_LEN_STORAGES,
+                _memory._FREQ_VOCAB_FOR_IDF_STORAGES,
+            ):
+                storage.pop(self.index, None)
+            _LOADED.pop(self.index, None)
+            _STATS_PENDING.discard(self.index)
+            _SAVED_GENERATION.pop(self.index, None)
+            _GENERATIONS.pop(self.index, None)
+            _LINES.pop(self.index, None)
+            _ON_DISK.pop(self.index, None)
+
+    def persist(self, dictionary: AliasDictionary | None = None, *, compact: bool = False) -> Path:
+        """
+        Save the documents (and embeddings), and `dictionary` when given, as the folder's new build: each file is
+        written under a new name and one manifest replace makes them current together. What did not change since
+        the last load or save is not written again.
+
+        When this process knows what the current files hold (it saved or read them) and their chains of deltas
+        are short, only what changed is written, as a delta appended to each chain (`index_delta`); otherwise,
+        or with `compact`, whole files. Either way the new files are fsynced before the manifest names them, and
+        a failure before that replace leaves the previous build current and complete.
+
+        :param dictionary: The alias dictionary of the same build (the indexing pipeline passes it).
+        :param compact: Write whole files even where a delta would do (folds the chains of deltas).
+        :returns: The documents file of the current build (the base of its chain).
+        :raises OSError: A write failed; the message names the file (e.g. a full disk).
+        """
+        self._folder.mkdir(parents=True, exist_ok=True)
+        manifest = current_manifest(self._folder)
+        fresh = manifest is not None and not manifest.legacy
+        build = new_build_id()
+        changes: dict[str, Any] = {}
+        try:
+            if dictionary is not None:
+                current = manifest.dictionary if fresh and manifest is not None else None
+                before = index_delta.dictionary_on_disk(self._folder, current)
+                if current is not None and before is not None and not compact and not index_delta.hard_due(current):
+                    extended = index_delta.stage_dictionary_delta(self._folder, before, dictionary, build, current)
+                    if extended is not None:
+                        changes["dictionary"] = extended
+                else:
+                    staged = stage_dictionary(self._folder, dictionary, build, None if compact else manifest)
+                    if staged is not None:
+                        changes["dictionary"] = staged
+            with _LOAD_LOCK:
+                generation = self.generation
+                unchanged = (
+                    not compact
+                    and fresh
+                    and manifest is not None
+                    and manifest.documents is not None
+                    and _SAVED_GENERATION.get(self.index) == generation
+                )
+                documents = None if unchanged else list(self.storage.values())
+            if documents is not None:
+                changes.update(self._stage_documents(documents, manifest if fresh else None, build, compact))
+            if changes:
+                manifest = commit(self._folder, **changes, build=build)
+        except BaseException:
+            with _LOAD_LOCK:  # what the lines describe is no longer known to be on disk: the next save is whole
+                _LINES.pop(self.index, None)
+                _ON_DISK.pop(self.index, None)
+            raise
+        if manifest is not None and "dictionary" in changes:
+            index_delta.remember_dictionary(self._folder, manifest.dictionary, dictionary)
+        return self._after_save(manifest, generation, wrote_documents="documents" in changes)
+
+    def _stage_documents(
+        self, documents: list[Document], manifest: IndexManifest | None, build: str, compact: bool
+    ) -> dict[str, Artifact]:
+        """The documents' new artefact: a delta appended to the current chain when possible, else a whole file."""
+        current = manifest.documents if manifest is not None else None
+        lines = _LINES.get(self.index)
+        if (
+            current is not None
+            and lines is not None
+            and not compact
+            and _ON_DISK.get(self.index) == current.chain()
+            and not index_delta.hard_due(current)
+        ):
+            delta = index_delta.documents_delta(documents, lines)
+            if delta is None:
+                return {}
+            data, updated, embedded = delta
+            staged = stage_delta(self._folder, "documents", data, build, count=len(documents), embedded=embedded)
+            lines.clear()
+            lines.update(updated)  # undone by `persist` (dropping the lines) if the commit fails
+            artifact = replace(current, deltas=(*current.deltas, staged), count=len(documents), embedded=embedded)
+        else:
+            lines = _LINES.setdefault(self.index, {})
+            data = documents_file_bytes(documents, lines)
+            embedded = sum(1 for d in documents if d.embedding is not None)
+            artifact = stage(self._folder, "documents", data, build, count=len(documents), embedded=embedded)
+        return {"documents": artifact}
+
+    def _after_save(self, manifest: IndexManifest | None, generation: int, *, wrote_documents: bool = False) -> Path:
+        path = artifact_path(self._folder, "documents", manifest)
+        artifact = manifest.documents if manifest is not None and not manifest.legacy else None
+        if path.is_file():
+            with _LOAD_LOCK:
+                _LOADED[self.index] = (
+                    index_delta.chain_stamp(self._folder, artifact)
+                    if artifact is not None
+                    else (str(path.resolve()), path.stat().st_mtime_ns)
+                )
+                _SAVED_GENERATION[self.index] = generation
+                if wrote_documents and artifact is not None and self.index in _LINES:
+                    _ON_DISK[self.index] = artifact.chain()
+        return path
+
+
+def _current_stamp(folder: Path) -> tuple[tuple[str, int], Artifact | None] | None:
+    """(stamp, documents artefact) of the folder's current build; None before the first save."""
+    manifest = current_manifest(folder)
+    if manifest is None:
+        return None
+    artifact = manifest.documents
+    if artifact is None:
+        return (f"<no documents: build {manifest.build}>", 0), None
+    if not manifest.legacy:
+        check_artifact(folder, artifact)
+    try:
+        return index_delta.chain_stamp(folder, artifact), artifact
+    except FileNotFoundError as error:
+        raise IndexDamagedError(f"{folder / artifact.file}: missing; {rebuild_hint(folder)}") from error
+
+
+def serving_index(folder: Path) -> str:
+    """The name of the shared in-memory index that queries of this process read for the index `folder`."""
+    return f"code-alias:{folder.resolve()}"
+
+
+def serve_documents(store: CodeIndexDocumentStore, prepared: Prepared | None = None) -> bool:
+    """
+    Hand a writer store's documents, just saved by `persist`, to this process's queries of the same folder, so
+    they serve the new build at once instead of reading the file back (and rebuilding what derives from it).
+
+    One step under the load lock: a query sees the old build or the new one. Nothing happens when the folder's
+    current build is not the one `store` saved (another writer got in between): queries then load it themselves.
+
+    :param store: The writer store (`writer_stores`) after its `persist`.
+    :param prepared: Values derived from its documents (`store_cache.prepare_all` on the serving index), adopted
+        with the swap so the first query after it does not rebuild them.
+    :returns: Whether the documents were handed over.
+    """
+    index = serving_index(store.folder)
+    with _LOAD_LOCK:
+        stamped = _current_stamp(store.folder)
+        if stamped is None or _LOADED.get(store.index) != stamped[0] or store.index == index:
+            return False
+        documents = dict(store.storage)
+        _memory._STORAGES[index] = documents
+        _LINES.pop(index, None)
+        _ON_DISK.pop(index, None)
+        _memory._BM25_STATS_STORAGES[index] = {}
+        _memory._AVERAGE_DOC_LEN_STORAGES[index] = 0.0
+        _memory._FREQ_VOCAB_FOR_IDF_STORAGES[index] = Counter()
+        _STATS_PENDING.add(index)
+        generation = _GENERATIONS.get(index, 0) + 1
+        _GENERATIONS[index] = generation
+        _LOADED[index] = stamped[0]
+        _SAVED_GENERATION[index] = generation
+        if prepared:
+            adopt_all(prepared, generation)
+    return True
+
+
+@contextmanager
+def holding_served(folder: Path) -> Iterator[None]:
+    """
+    For the block (a sync's save and `serve_documents`, a compaction): the queries of this process on the index
+    `folder` keep serving what they hold, even once the manifest names the new files, instead of reading those
+    back (seconds on a large index, with the lock held, while the sync is about to hand the same build over).
+    When the block ends without a handover (a failure), the next query compares stamps and loads what is current.
+    """
+    index = serving_index(folder)
+    with _LOAD_LOCK:
+        _HELD.add(index)
+    try:
+        yield
+    finally:
+        with _LOAD_LOCK:
+            _HELD.discard(index)
+
+
+def restamp_serving(store: CodeIndexDocumentStore, before: tuple[str, int] | None) -> bool:
+    """
+    After `store` (a writer) saved the same documents under new files (a compaction), let this process's queries
+    of its folder keep what they hold, when it is what `before` (the writer's stamp before the save) named:
+    they take the new stamp instead of reading the files back and rebuilding what derives from them.
+
+    :returns: Whether the queries' index was restamped.
+    """
+    index = serving_index(store.folder)
+    with _LOAD_LOCK:
+        stamped = _current_stamp(store.folder)
+        if before is None or stamped is None or _LOADED.get(index) != before or _LOADED.get(store.index) != stamped[0]:
+            return False
+        _LOADED[index] = stamped[0]
+    return True
+
+
+@contextmanager
+def writer_stores(namespace: str) -> Iterator[None]:
+    """
+    Stores created in the block (an indexing pipeline's) share a private copy of their index, loaded from disk:
+    a query pipeline of the same process goes on seeing the saved build until the run's `persist` replaces it.
+    Call `discard()` on them afterwards.
+    """
+    token = _WRITER_NAMESPACE.set(namespace)
+    try:
+        yield
+    finally:
+        _WRITER_NAMESPACE.reset(token)
+
+
+def write_documents_file(path: Path, documents: list[Document]) -> None:
+    """Documents as JSON lines plus one float32 matrix of embeddings, in one `.npz`, written atomically."""
+    from .index_files import write_or_explain
+
+    write_or_explain(path, documents_file_bytes(documents))
+
+
+def documents_file_bytes(documents: list[Document], lines: dict[str, tuple[Document, str]] | None = None) -> bytes:
+    """
+    The `.npz` bytes of `write_documents_file`.
+
+    :param lines: id -> (chunk, its JSON line) from the last call: reused for the same chunk objects, and
+        updated to hold exactly `documents`.
+    """
+    known = lines if lines is not None else {}
+    current: dict[str, tuple[Document, str]] = {}
+    records: list[str] = []
+    dimension = next((len(d.embedding) for d in documents if d.embedding is not None), 0)
+    matrix = np.zeros((len(documents), dimension), dtype=np.float32)
+    has_embedding = np.zeros(len(documents), dtype=bool)
+    for row, document in enumerate(documents):
+        line = _record_line(document, known.get(document.id))
+        current[document.id] = (document, line)
+        records.append(line)
+        if document.embedding is not None and len(document.embedding) == dimension:
+            matrix[row] = document.embedding
+            has_embedding[row] = True
+    if lines is not None:
+        lines.clear()
+        lines.update(current)
+    buffer = io.BytesIO()
+    payload = "\n".join(records).encode("utf-8")
+    np.savez(
+        buffer,
+        documents=np.frombuffer(payload, dtype=np.uint8),
+        embeddings=matrix,
+        has_embedding=has_embedding,
+    )
+    return buffer.getvalue()
+
+
+def _record_line(document: Document, known: tuple[Document, str] | None) -> str:
+    # Compared by value too: a chunk read back from a file is another object with the same fields.
+    if known is not None and (known[0] is document or _same_record(known[0], document)):
+        return known[1]
+    # Code chunks carry text and meta only; writing those fields directly is ~10x faster than to_dict().
+    if document.blob is not None or document.sparse_embedding is not None:
+        record = document.to_dict(flatten=False)
+        record.pop("embedding", None)
+        record.pop("score", None)
+    else:
+        record = {"id": document.id, "content": document.content, "meta": document.meta}
+    return json.dumps(record, ensure_ascii=False)
+
+
+def _same_record(old: Document, new: Document) -> bool:
+    return (
+        old.content == new.content
+        and old.meta == new.meta
+        and old.blob is None
+        and new.blob is None
+        and old.sparse_embedding is None
+        and new.sparse_embedding is None
+    )
+
+
+def read_documents(path: Path, lines_out: dict[str, tuple[Document, str]] | None = None) -> list[Document]:
+    """
+    Read what `write_documents_file` wrote; a damaged file raises `IndexDamagedError` naming it and the fix.
+
+    :param lines_out: Filled with id -> (chunk, its JSON line as saved), for a writer's next delta.
+    """
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            payload = data["documents"].tobytes().decode("utf-8")
+            matrix = data["embeddings"]
+            has_embedding = data["has_embedding"]
+        documents = []
+        lines = payload.splitlines() if payload else []
+        if len(has_embedding) != len(lines) or (matrix.size and len(matrix) != len(lines)):
+            raise ValueError(f"{len(lines)} documents but {len(has_embedding)} embedding rows")
+        for row, line in enumerate(lines):
+            record = json.loads(line)
+            embedding = matrix[row].tolist() if has_embedding[row] else None
+            if record.keys() <= {"id", "content", "meta"}:
+                content, meta = record["content"], record["meta"]
+                document = Document(id=record["id"], content=content, meta=meta, embedding=embedding)
+            else:
+                record["embedding"] = embedding
+                document = Document.from_dict(record)
+            documents.append(document)
+            if lines_out is not None:
+                lines_out[document.id] = (document, line)
+    except FileNotFoundError as error:
+        raise IndexNotFoundError(f"{path}: no documents file; {rebuild_hint(path.parent)}") from error
+    except (OSError, ValueError, KeyError, IndexError, TypeError, EOFError, zipfile.BadZipFile) as error:
+        message = " ".join(str(error).split())[:200]
+        raise IndexDamagedError(
+            f"{path}: damaged documents file ({type(error).__name__}: {message}); {rebuild_hint(path.parent)}"
+        ) from error
+    return documents
+
+
+@component
+class DocumentStorePersister:
+    """
+    Saves a `CodeIndexDocumentStore` to disk at the end of an indexing pipeline.
+
+    It runs after the writer (its `stats` input is the writer's output), so the file on disk only ever holds
+    a finished sync.
+
+    :param document_store: The store to persist.
+    """
+
+    def __init__(self, *, document_store: CodeIndexDocumentStore) -> None:
+        self.document_store = document_store
+
+    @component.output_types(stats=dict[str, Any], path=str)
+    def run(self, stats: dict[str, Any], dictionary: AliasDictionary | None = None) -> dict[str, Any]:
+        """
+        :param stats: The writer's statistics, passed through.
+        :param dictionary: The alias dictionary built in the same run: saved with the documents, and made current
+            together with them.
+        :returns: `stats` and the `path` of the saved documents.
+        """
+        path = self.document_store.persist(dictionary=dictionary)
+        return {"stats": {**stats, "documents": self.document_store.count_documents()}, "path": os.fspath(path)}
+
+    @component.output_types(stats=dict[str, Any], path=str)
+    async def run_async(self, stats: dict[str, Any], dictionary: AliasDictionary | None = None) -> dict[str, Any]:
+        return self.run(stats=stats, dictionary=dictionary)
+
+    def to_dict(self) -> dict[str, Any]:
+        return default_to_dict(self, document_store=self.document_store.to_dict())
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> DocumentStorePersister:
+        """Deserialise; the nested store is rebuilt from its recorded type by `default_from_dict`."""
+        return default_from_dict(cls, with_current_type(data))

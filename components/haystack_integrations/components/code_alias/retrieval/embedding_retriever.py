@@ -1,0 +1,187 @@
+"""`CodeEmbeddingRetriever`: cosine search over the embedded store with one cached matrix.
+
+Haystack's `InMemoryEmbeddingRetriever` rebuilds its arrays from every document's list of floats and copies
+the documents on each query: about 2 s per question on a 10k-chunk index here. This retriever keeps one
+normalised float32 matrix per store content (rebuilt only when the documents change) and answers with one
+matrix-vector product.
+
+Definition chunks shorter than `min_definition_lines` (default 2: one-line definitions) are left out of the
+vector search. The chunker gives each definition a chunk and keeps each nested definition's first line in its
+parent's chunk (and each top-level one's in the module remainder), so a one-line definition (a TypeScript
+interface member or method signature, a `type` alias, a `.d.ts` declaration) repeats a line its parent's chunk
+already holds. Its text is then mostly its path and name, which a sentence model finds close to any short
+question on the topic: on the JS/TS set such chunks were 13-24 % of the code chunks (Python: under 0.5 %) and
+took the embedding list's first place on questions whose answer was elsewhere (BENCHMARKS.md 8). They stay in
+BM25 and in the rewrite's definitions list, so their symbols are still found.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any
+
+import numpy as np
+from haystack import Document, component, default_from_dict, default_to_dict
+from haystack.document_stores.in_memory import InMemoryDocumentStore
+
+from .._legacy import with_current_type
+from ..indexing.store_cache import PerStoreCache, best_first
+
+# The unit-normalised vectors of each store's embedded documents, shared by every retriever instance.
+# Rebuilt when chunks gain vectors (a progressive index: chunks without a vector yet are simply not in it).
+_MATRICES: PerStoreCache[tuple[list[Document], np.ndarray]] = PerStoreCache("embedding matrix", vectors=True)
+
+
+#: Definition chunks shorter than this (in lines) are not searched by vector: one-line definitions.
+MIN_DEFINITION_LINES = 2
+
+
+def short_definition(document: Document, min_definition_lines: int = MIN_DEFINITION_LINES) -> bool:
+    """
+    Whether a chunk is a definition shorter than `min_definition_lines` lines (module docstring), which the vector
+    search leaves out; module remainders and chunks without a kind never are. The Elasticsearch kNN retriever
+    applies the same rule to its hits.
+    """
+    kind = document.meta.get("kind")
+    if min_definition_lines <= 1 or not kind or kind == "module":
+        return False
+    return (document.content or "").strip().count("\n") + 1 < min_definition_lines
+
+
+def searched_by_vector(document: Document, min_definition_lines: int = MIN_DEFINITION_LINES) -> bool:
+    """Whether a chunk takes part in the vector search: it has a vector and is not a `short_definition`."""
+    return document.embedding is not None and not short_definition(document, min_definition_lines)
+
+
+def _normalised_matrix(
+    _key: str, documents: list[Document], min_definition_lines: int = MIN_DEFINITION_LINES
+) -> tuple[list[Document], np.ndarray]:
+    embedded = [d for d in documents if searched_by_vector(d, min_definition_lines)]
+    if not embedded:
+        return [], np.zeros((0, 0), dtype=np.float32)
+    matrix = np.asarray([d.embedding for d in embedded], dtype=np.float32).reshape(len(embedded), -1)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    matrix /= np.where(norms == 0.0, 1.0, norms)
+    return embedded, matrix
+
+
+@component
+class CodeEmbeddingRetriever:
+    """
+    Retrieves the chunks whose embeddings are closest (cosine) to the query embedding.
+
+    Same inputs and outputs as Haystack's `InMemoryEmbeddingRetriever`.
+
+    ### Usage example
+
+    ```python
+    from haystack_integrations.components.code_alias import CodeEmbeddingRetriever, CodeIndexDocumentStore
+
+    retriever = CodeEmbeddingRetriever(document_store=CodeIndexDocumentStore(index_dir=".code-alias"), top_k=10)
+    retriever.warm_up()
+    documents = retriever.run(query_embedding=[0.1] * 384)["documents"]
+    ```
+
+    :param document_store: An `InMemoryDocumentStore` (e.g. `CodeIndexDocumentStore`) holding embedded chunks.
+    :param top_k: Documents to return.
+    :param min_definition_lines: Definition chunks (meta `kind` other than "module") with fewer lines are not
+        searched: a one-line definition repeats a line of its parent's chunk (module docstring). 1 searches all.
+    """
+
+    def __init__(
+        self,
+        *,
+        document_store: InMemoryDocumentStore,
+        top_k: int = 10,
+        min_definition_lines: int = MIN_DEFINITION_LINES,
+    ) -> None:
+        if top_k <= 0:
+            raise ValueError(f"top_k must be > 0, got {top_k}")
+        if min_definition_lines < 1:
+            raise ValueError(f"min_definition_lines must be >= 1, got {min_definition_lines}")
+        self.document_store = document_store
+        self.top_k = top_k
+        self.min_definition_lines = min_definition_lines
+
+    def warm_up(self) -> None:
+        """Build (or reuse) the matrix of the store's current embeddings."""
+        self._matrix()
+
+    def _matrix(self) -> tuple[list[Document], np.ndarray]:
+        lines = self.min_definition_lines
+        return _MATRICES.get(
+            self.document_store,
+            functools.partial(_normalised_matrix, min_definition_lines=lines),
+            variant="" if lines == MIN_DEFINITION_LINES else f"min_definition_lines={lines}",
+        )
+
+    @component.output_types(documents=list[Document])
+    def run(
+        self,
+        query_embedding: list[float] | np.ndarray,
+        filters: dict[str, Any] | None = None,
+        top_k: int | None = None,
+        scale_score: bool | None = None,
+        return_embedding: bool | None = None,
+    ) -> dict[str, list[Document]]:
+        """
+        :param query_embedding: The query's embedding: a list of floats, or an array (`CodeTextEmbedder.vector`),
+            which the pipeline copies far faster.
+        :param filters: Haystack filters on document fields.
+        :param top_k: Overrides the init `top_k`.
+        :param scale_score: Map cosine similarity from [-1, 1] to [0, 1].
+        :param return_embedding: Keep each document's embedding in the results.
+        :returns: `documents`, most similar first, with `score` (cosine similarity).
+        """
+        top_k = top_k or self.top_k
+        documents, matrix = self._matrix()
+        if not documents:
+            return {"documents": []}
+        query = np.asarray(query_embedding, dtype=np.float32).reshape(-1)
+        if query.shape[0] != matrix.shape[1]:
+            raise ValueError(
+                f"query embedding has {query.shape[0]} dimensions, the index {matrix.shape[1]}: "
+                "index and query must use the same embedding model"
+            )
+        query = query / (np.linalg.norm(query) or 1.0)  # not in place: the caller's array stays as it was
+        ranked = best_first(documents, matrix @ query, top_k=top_k, filters=filters)
+        results = [
+            dataclasses.replace(
+                document,
+                score=(score + 1.0) / 2.0 if scale_score else score,
+                embedding=document.embedding if return_embedding else None,
+            )
+            for document, score in ranked
+        ]
+        return {"documents": results}
+
+    @component.output_types(documents=list[Document])
+    async def run_async(
+        self,
+        query_embedding: list[float] | np.ndarray,
+        filters: dict[str, Any] | None = None,
+        top_k: int | None = None,
+        scale_score: bool | None = None,
+        return_embedding: bool | None = None,
+    ) -> dict[str, list[Document]]:
+        return self.run(
+            query_embedding=query_embedding,
+            filters=filters,
+            top_k=top_k,
+            scale_score=scale_score,
+            return_embedding=return_embedding,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return default_to_dict(
+            self,
+            document_store=self.document_store.to_dict(),
+            top_k=self.top_k,
+            min_definition_lines=self.min_definition_lines,
+        )
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CodeEmbeddingRetriever:
+        """Deserialise; the nested store is rebuilt from its recorded type by `default_from_dict`."""
+        return default_from_dict(cls, with_current_type(data))

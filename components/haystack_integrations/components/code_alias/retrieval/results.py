@@ -1,0 +1,228 @@
+"""`FileRanker`: ranked chunks -> ranked symbols (what the question asks for) and ranked files."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from haystack import Document, component, default_from_dict, default_to_dict
+from typing_extensions import NotRequired, TypedDict  # pydantic (Hayhooks' schemas) needs this one before 3.12
+
+from .._legacy import with_current_type
+from ..core.testfiles import is_test_file
+
+TestFiles = Literal["keep", "demote", "drop"]
+TEST_FILE_POLICIES: tuple[str, ...] = ("keep", "demote", "drop")
+
+# A short question that says "test" asks about tests; a long issue text mentions them in passing ("the test
+# below fails") while the answer is still the code. "pytest" (a project name) is not a test word here.
+_TEST_WORDS = re.compile(r"\b(tests?|testing|unit ?tests?|test ?cases?|conftest|fixtures?|specs?)\b", re.IGNORECASE)
+_SHORT_QUESTION = 300
+
+
+class Hit(TypedDict):
+    """Where one retrieved chunk is: its definition, lines and score."""
+
+    symbol: str | None
+    qualified_name: str | None
+    kind: str | None
+    start_line: int | None
+    end_line: int | None
+    score: float | None
+
+
+def chunk_hit(document: Document) -> Hit:
+    """The `Hit` of a chunk (what the file ranking lists under each file, and the server returns)."""
+    meta = document.meta
+    return {
+        "symbol": meta.get("symbol"),
+        "qualified_name": meta.get("qualified_name"),
+        "kind": meta.get("kind"),
+        "start_line": meta.get("start_line"),
+        "end_line": meta.get("end_line"),
+        "score": document.score,
+    }
+
+
+class RankedSymbol(TypedDict):
+    """One definition in the answer: where it is, and why it ranks where it does."""
+
+    rank: int
+    qualified_name: str
+    symbol: str | None
+    kind: str | None
+    file_path: str
+    start_line: int | None
+    end_line: int | None
+    package: str | None
+    score: float | None
+    why: list[str]
+    repo: NotRequired[str]  # in an index of several repositories: the one the definition is in
+
+
+def why_ranked(document: Document) -> list[str]:
+    """
+    The evidence that put a chunk where it is, from the fusion's `meta["fusion"]` (`RankFusion`): its rank in
+    each retriever's list, and for a definition of a rewrite symbol, the symbol, its evidence and confidence.
+    """
+    provenance = document.meta.get("fusion")
+    if not isinstance(provenance, dict):
+        return []
+    why = [f"{name} #{rank}" for name, rank in provenance.get("ranks", {}).items() if name != "definitions"]
+    symbol = provenance.get("symbol")
+    if symbol:
+        evidence = ", ".join(str(e) for e in provenance.get("evidence", []))
+        confidence = provenance.get("confidence")
+        sure = f", confidence {confidence:.2f}" if isinstance(confidence, (int, float)) else ""
+        why.append(f"rewrite: {symbol} ({evidence}{sure})" if evidence else f"rewrite: {symbol}{sure}")
+    return why
+
+
+def rank_symbols(
+    documents: list[Document],
+    top_k: int | None = None,
+    *,
+    test_files: TestFiles = "keep",
+    question: str | None = None,
+) -> list[RankedSymbol]:
+    """
+    The definitions of a chunk ranking, best first, each once (by file and qualified name); module remainders
+    (chunks that define nothing) are left out. Test files follow the same policy as `rank_files`.
+    """
+    if test_files not in TEST_FILE_POLICIES:
+        raise ValueError(f"test_files must be one of {TEST_FILE_POLICIES}, got {test_files!r}")
+    seen: set[tuple[Any, str, str]] = set()
+    code: list[Document] = []
+    tests: list[Document] = []
+    move_tests = test_files != "keep" and not asks_about_tests(question)
+    for document in documents:
+        meta = document.meta
+        path, name = meta.get("file_path"), meta.get("qualified_name") or meta.get("symbol")
+        if not path or not name or (meta.get("repo"), path, name) in seen:
+            continue
+        seen.add((meta.get("repo"), path, name))
+        if move_tests and is_test_file(path):
+            if test_files == "demote":
+                tests.append(document)
+            continue
+        code.append(document)
+    ranked: list[RankedSymbol] = []
+    for rank, document in enumerate(code + tests, 1):
+        meta = document.meta
+        symbol: RankedSymbol = {
+            "rank": rank,
+            "qualified_name": str(meta.get("qualified_name") or meta.get("symbol")),
+            "symbol": meta.get("symbol"),
+            "kind": meta.get("kind"),
+            "file_path": str(meta["file_path"]),
+            "start_line": meta.get("start_line"),
+            "end_line": meta.get("end_line"),
+            "package": meta.get("package"),
+            "score": document.score,
+            "why": why_ranked(document),
+        }
+        if meta.get("repo") is not None:
+            symbol["repo"] = str(meta["repo"])
+        ranked.append(symbol)
+    return ranked[:top_k] if top_k else ranked
+
+
+def asks_about_tests(question: str | None) -> bool:
+    """Whether a question is about tests (then test files keep their place)."""
+    return bool(question) and len(question or "") <= _SHORT_QUESTION and bool(_TEST_WORDS.search(question or ""))
+
+
+def rank_files(
+    documents: list[Document],
+    top_k: int | None = None,
+    *,
+    test_files: TestFiles = "keep",
+    question: str | None = None,
+) -> list[dict[str, Any]]:
+    """
+    Group ranked chunks by file: a file ranks by its best chunk; its chunks are listed best first.
+
+    :param documents: Chunks, best first, with `meta.file_path`.
+    :param top_k: Most files to return.
+    :param test_files: "demote" puts test files after the code files, "drop" leaves them out, "keep" (default)
+        ranks them like any file; a question about tests (`asks_about_tests`) always keeps them.
+    :param question: The question, for that exception.
+    """
+    if test_files not in TEST_FILE_POLICIES:
+        raise ValueError(f"test_files must be one of {TEST_FILE_POLICIES}, got {test_files!r}")
+    files: dict[tuple[Any, str], dict[str, Any]] = {}
+    for rank, document in enumerate(documents, 1):
+        meta = document.meta
+        path = meta.get("file_path")
+        if not path:
+            continue
+        repo = meta.get("repo")  # an index of several repositories: a path is a file of one of them
+        first = {"file_path": path, "score": document.score or 0.0, "rank": rank, "hits": []}
+        entry = files.setdefault((repo, path), {**first, "repo": repo} if repo is not None else first)
+        entry["hits"].append(chunk_hit(document))
+    ranked = sorted(files.values(), key=lambda f: f["rank"])
+    if test_files != "keep" and not asks_about_tests(question):
+        code = [f for f in ranked if not is_test_file(f["file_path"])]
+        tests = [f for f in ranked if is_test_file(f["file_path"])] if test_files == "demote" else []
+        ranked = code + tests
+    return ranked[:top_k] if top_k else ranked
+
+
+@component
+class FileRanker:
+    """
+    Turns a chunk ranking into the answer: ranked symbols (each definition once, with why it is there) and
+    ranked files.
+
+    Test files can go after the code (`test_files="demote"`, the shipped pipelines' setting: "where is X" is
+    rarely answered by a test) unless the question itself is about tests.
+
+    ### Usage example
+
+    ```python
+    from haystack_integrations.components.code_alias import FileRanker
+
+    ranker = FileRanker(top_k=5, test_files="demote")
+    answer = ranker.run(documents=retrieved_documents, question="retry helper")
+    for s in answer["symbols"]:
+        print(s["qualified_name"], f'{s["file_path"]}:{s["start_line"]}-{s["end_line"]}', s["why"])
+    for f in answer["files"]:
+        print(f["file_path"], [h["symbol"] for h in f["hits"]])
+    ```
+
+    :param top_k: Most files to return.
+    :param test_files: "keep" (default), "demote" (after the code files) or "drop" test files.
+    """
+
+    def __init__(self, *, top_k: int = 10, test_files: TestFiles = "keep") -> None:
+        if test_files not in TEST_FILE_POLICIES:
+            raise ValueError(f"test_files must be one of {TEST_FILE_POLICIES}, got {test_files!r}")
+        self.top_k = top_k
+        self.test_files = test_files
+
+    @component.output_types(symbols=list[RankedSymbol], files=list[dict[str, Any]], documents=list[Document])
+    def run(self, documents: list[Document], top_k: int | None = None, question: str | None = None) -> dict[str, Any]:
+        """
+        :param documents: Ranked chunks.
+        :param top_k: Overrides the init `top_k` (for both lists).
+        :param question: The question; one about tests keeps test files in place.
+        :returns: `symbols` (qualified name, kind, file, lines, package, score and *why*: the evidence behind its
+            place), `files` (file_path, score, rank, hits with symbol and lines) and the `documents` unchanged.
+        """
+        limit = top_k or self.top_k
+        symbols = rank_symbols(documents, limit, test_files=self.test_files, question=question)
+        files = rank_files(documents, limit, test_files=self.test_files, question=question)
+        return {"symbols": symbols, "files": files, "documents": documents}
+
+    @component.output_types(symbols=list[RankedSymbol], files=list[dict[str, Any]], documents=list[Document])
+    async def run_async(
+        self, documents: list[Document], top_k: int | None = None, question: str | None = None
+    ) -> dict[str, Any]:
+        return self.run(documents=documents, top_k=top_k, question=question)
+
+    def to_dict(self) -> dict[str, Any]:
+        return default_to_dict(self, top_k=self.top_k, test_files=self.test_files)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> FileRanker:
+        return default_from_dict(cls, with_current_type(data))

@@ -1,0 +1,763 @@
+"""`CodeSearch`: index a repository and ask questions through the YAML pipelines.
+
+The CLI, the benchmark, the Hayhooks wrappers and the notebooks all go through this class, which only loads
+and runs the pipelines under `pipelines/`; there is no second implementation of indexing or retrieval.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from haystack import Document, Pipeline
+from haystack.core.errors import DeserializationError
+
+from ..indexing import index_files, index_mode, repositories
+from ..indexing.store import CodeIndexDocumentStore, writer_stores
+from ..paths import INDEX_DIR_ENV, resolve_index_dir
+from .fusion import RankFusion
+from .results import RankedSymbol, TestFiles, rank_files, rank_symbols
+
+Backend = Literal["embedded", "elasticsearch"]
+PIPELINE_FILES: dict[tuple[Backend, str], str] = {
+    ("embedded", "indexing"): "indexing.yml",
+    ("embedded", "query"): "query.yml",
+    ("embedded", "query_llm"): "query_llm.yml",
+    ("embedded", "indexing_lexical"): "indexing_lexical.yml",
+    ("embedded", "query_lexical"): "query_lexical.yml",
+    ("elasticsearch", "indexing"): "elasticsearch_indexing.yml",
+    ("elasticsearch", "query"): "elasticsearch_query.yml",
+    ("elasticsearch", "query_llm"): "elasticsearch_query_llm.yml",
+    ("elasticsearch", "indexing_lexical"): "elasticsearch_indexing_lexical.yml",
+    ("elasticsearch", "query_lexical"): "elasticsearch_query_lexical.yml",
+}
+_ENV_LOCK = threading.RLock()
+logger = logging.getLogger(__name__)
+
+
+def _writer_store(pipeline: Pipeline) -> Any:
+    """The document store the indexing pipeline's writer wrote to (None when it has no `writer`)."""
+    if "writer" not in pipeline.graph.nodes:
+        return None
+    return getattr(pipeline.get_component("writer"), "document_store", None)
+
+
+class IndexMissingError(FileNotFoundError):
+    """`ask` before `index`."""
+
+
+class EmptyIndexError(IndexMissingError):
+    """An index that holds no chunks (nothing indexed yet, or an empty repository)."""
+
+
+def pipelines_dir() -> Path:
+    """The folder of YAML pipelines: inside the installed package, or the repository's `pipelines/`."""
+    packaged = Path(__file__).parents[1] / "pipelines"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parents[5] / "pipelines"
+
+
+def pipeline_file(backend: Backend, kind: str, directory: Path | None = None) -> Path:
+    try:
+        name = PIPELINE_FILES[(backend, kind)]
+    except KeyError:
+        raise ValueError(f"no {kind!r} pipeline for backend {backend!r}") from None
+    return (directory or pipelines_dir()) / name
+
+
+def _say_waiting(folder: Path) -> Callable[[str], None]:
+    def say(holder: str) -> None:
+        logger.warning("code-alias: waiting for the index lock of %s, held by %s", folder, holder)
+
+    return say
+
+
+def _say_filling(folder: Path) -> Callable[[str], None]:
+    def say(holder: str) -> None:
+        logger.warning("code-alias: waiting for the vector fill of %s, run by %s", folder, holder)
+
+    return say
+
+
+def _index_cause(error: BaseException) -> BaseException | None:
+    """The index problem (damaged file, missing index) behind a pipeline's deserialisation error, if any."""
+    cause = error.__cause__ or error.__context__
+    while cause is not None:
+        if isinstance(cause, index_files.IndexDamagedError | FileNotFoundError | OSError):
+            return cause
+        cause = cause.__cause__ or cause.__context__
+    return None
+
+
+@contextmanager
+def environment_variable(name: str, value: str) -> Iterator[None]:
+    """Set one environment variable while the block runs (pipelines read their defaults from it when built)."""
+    with _ENV_LOCK:
+        old = os.environ.get(name)
+        os.environ[name] = value
+        try:
+            yield
+        finally:
+            if old is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = old
+
+
+def index_dir_environment(index_dir: Path) -> contextlib.AbstractContextManager[None]:
+    """Point the pipelines' `index_dir: null` components at `index_dir` while they are built."""
+    return environment_variable(INDEX_DIR_ENV, str(index_dir))
+
+
+def repository_boosted(documents: list[Document], prior: dict[str, float] | None) -> list[Document]:
+    """`documents` re-ranked by a repository prior (`core.repository_selection.boost_by_repository`) file by file
+    (a file ranks where its best chunk is, as `rank_files` ranks them), scored by the fused value; unchanged when
+    there is no prior."""
+    if not prior:
+        return documents
+    from dataclasses import replace
+
+    from ..core.repository_selection import boost_by_repository
+
+    fused = boost_by_repository(
+        documents, lambda d: d.meta.get("repo"), prior, group_of=lambda d: (d.meta.get("repo"), d.meta.get("file_path"))
+    )
+    return [replace(document, score=score) for document, score in fused]
+
+
+@dataclass
+class AskResult:
+    """One answer: ranked symbols and files, the chunks, the rewrite, and each retriever's own ranking."""
+
+    question: str
+    files: list[dict[str, Any]]
+    documents: list[Document]
+    rewrite: dict[str, Any]
+    symbols: list[RankedSymbol] = field(default_factory=list)
+    bm25_documents: list[Document] = field(default_factory=list)
+    embedding_documents: list[Document] = field(default_factory=list)
+    definition_documents: list[Document] = field(default_factory=list)
+    seconds: float = 0.0
+    test_files: TestFiles = "keep"
+    fusion: RankFusion = field(default_factory=RankFusion)
+    #: Repository -> posterior that re-ranks every mode's chunks (`core.repository_selection`); None: no prior.
+    repository_prior: dict[str, float] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The answer as JSON: symbols first (what the question asks for), then files, then the rewrite."""
+        return {
+            "question": self.question,
+            "symbols": self.symbols,
+            "files": self.files,
+            "rewrite": {key: value for key, value in self.rewrite.items() if key != "hints"},
+            "seconds": round(self.seconds, 4),
+        }
+
+    def ranking(self, retrieval: str) -> list[Document]:
+        """
+        The chunk ranking of one retrieval mode: "hybrid", "bm25" or "embedding".
+
+        "bm25" and "embedding" are that retriever's list fused with the chunks defining the rewrite's symbols by
+        the pipeline's own `RankFusion` (same weights and confidence rules), when the rewrite named any: the
+        rewrite reaches every mode the same way.
+        """
+        if retrieval == "hybrid":
+            return self.documents
+        if retrieval not in ("bm25", "embedding"):
+            raise ValueError(f"unknown retrieval {retrieval!r}; expected hybrid, bm25 or embedding")
+        own = self.bm25_documents if retrieval == "bm25" else self.embedding_documents
+        if not self.definition_documents:
+            return repository_boosted(own, self.repository_prior)
+        fused = self.fusion.run(
+            bm25_documents=own if retrieval == "bm25" else None,
+            embedding_documents=own if retrieval == "embedding" else None,
+            definition_documents=self.definition_documents,
+            hints=self.rewrite.get("hints"),
+            top_k=None,
+        )
+        return repository_boosted(list(fused["documents"]), self.repository_prior)
+
+    def ranked_symbols(self, retrieval: str = "hybrid", top_k: int | None = None) -> list[RankedSymbol]:
+        """The symbols of one retrieval mode's ranking, with the pipeline's test-file policy (as `FileRanker`)."""
+        return rank_symbols(self.ranking(retrieval), top_k, test_files=self.test_files, question=self.question)
+
+    def ranked_files(self, retrieval: str = "hybrid", top_k: int | None = None) -> list[dict[str, Any]]:
+        """The files of one retrieval mode's ranking, with the pipeline's test-file policy (as `FileRanker`)."""
+        return rank_files(self.ranking(retrieval), top_k, test_files=self.test_files, question=self.question)
+
+
+class CodeSearch:
+    """
+    Index a code tree and ask it questions, on the embedded default or on Elasticsearch.
+
+    ### Usage example
+
+    ```python
+    from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
+
+    search = CodeSearch(index_dir=".code-alias")
+    search.index("path/to/repo")
+    answer = search.ask("where's the payments retry helper?")
+    print(answer.rewrite["symbols"], [f["file_path"] for f in answer.files])
+    ```
+
+    :param index_dir: The index folder (dictionary, documents, caches).
+    :param backend: "embedded" (default, no server) or "elasticsearch".
+    :param llm: Use the LLM query pipeline (`query_llm.yml`) instead of the dictionary-only one.
+    :param lexical: True: BM25 only, no embedding model (`indexing_lexical.yml` / `query_lexical.yml`): much
+        faster to index, for machines without the model budget and for lexical baselines; nothing imports torch.
+        None (default): as the index was built (`index_mode.py`; hybrid for a new index). False: hybrid, which a
+        lexical index refuses with the fix.
+    :param pipelines: Folder of YAML pipelines; None = the packaged ones.
+    :param chat_generator: A serialised ChatGenerator (`{"type": ..., "init_parameters": ...}`, e.g. from
+        `rewriter.chat_generator_spec`) that replaces the rewriter's generator in the LLM pipeline.
+    :param rewriter_params: Init parameters of the LLM pipeline's rewriter to override (e.g. `timeout`).
+    """
+
+    def __init__(
+        self,
+        index_dir: str | os.PathLike[str] | None = None,
+        *,
+        backend: Backend = "embedded",
+        llm: bool = False,
+        lexical: bool | None = None,
+        pipelines: str | os.PathLike[str] | None = None,
+        chat_generator: dict[str, Any] | None = None,
+        rewriter_params: dict[str, Any] | None = None,
+    ) -> None:
+        if llm and lexical:
+            raise ValueError("choose either llm or lexical")
+        self.index_dir = resolve_index_dir(index_dir).resolve()
+        self.backend = backend
+        self.llm = llm
+        self.lexical = lexical
+        self.pipelines = Path(pipelines) if pipelines else None
+        self.chat_generator = chat_generator
+        self.rewriter_params = rewriter_params
+        self._query: Pipeline | None = None
+        self._vectorless = False  # a hybrid index with no chunk vector yet, answered lexically until one arrives
+        self._lock = threading.Lock()
+
+    def load_pipeline(self, kind: str) -> Pipeline:
+        """Load one of the YAML pipelines with this index folder."""
+        path = pipeline_file(self.backend, kind, self.pipelines)
+        if kind == "query_llm" and (self.chat_generator or self.rewriter_params):
+            import yaml
+
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+            params = data["components"]["rewriter"].setdefault("init_parameters", {})
+            params.update(self.rewriter_params or {})
+            if self.chat_generator:
+                params["chat_generator"] = self.chat_generator
+            with index_dir_environment(self.index_dir):
+                return Pipeline.from_dict(data)
+        with index_dir_environment(self.index_dir), path.open(encoding="utf-8") as handle:
+            return Pipeline.load(handle)
+
+    # ---- indexing ------------------------------------------------------------------------------------------
+    def index(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        lock_timeout: float | None = None,
+        vectors: bool = True,
+        on_answerable: Callable[[dict[str, Any]], None] | None = None,
+        on_progress: Callable[[int, int], None] | None = None,
+        repo: str | None = None,
+    ) -> dict[str, Any]:
+        """
+        Build or incrementally refresh the index of `root` (dictionary and documents), as repository `repo`.
+
+        An index folder holds several repositories: indexing another one adds it (its documents, symbols and
+        packages carry `repo`), re-indexing one refreshes only its part, `remove_repository` takes one out.
+
+        Holds the index folder's lock (a second writer waits, and is told who holds it), first repairs what a
+        killed or failed run left (`index_files.prepare_for_indexing`), and makes the new dictionary and
+        documents current together. A hybrid index on the embedded default is built progressively
+        (`vector_fill`): the dictionary and the BM25 index first (questions are answered from then on), then the
+        chunk vectors, most-likely-asked code first, saved every few seconds; an interrupted fill resumes.
+
+        :param lock_timeout: Seconds to wait for another writer of the same folder; None waits.
+        :param vectors: False: stop once the index answers lexically; `fill_vectors` (`code-alias embed`) adds the
+            vectors later. Only for a hybrid index on the embedded default.
+        :param on_answerable: Called with the statistics once questions can be asked (before the vectors).
+        :param on_progress: Called with (chunks with a vector, chunks) as the vectors arrive.
+        :param repo: The repository's name; None = the name the same folder was indexed under before, else its
+            git remote's `owner/name`, else its folder name.
+        :returns: Statistics: repository, dictionary build, files skipped, chunks written/deleted, repairs,
+            vectors, seconds.
+        :raises index_files.IndexLockedError: The lock is still held after `lock_timeout`.
+        :raises ValueError: `repo` is not a usable name.
+        """
+        folder = Path(root)
+        if not folder.is_dir():
+            raise FileNotFoundError(f"{root}: not a folder")
+        started = time.perf_counter()
+        # One writer per index folder; the pipeline (whose stores load the index) is built only once it is ours.
+        with index_files.index_lock(self.index_dir, timeout=lock_timeout, on_wait=_say_waiting(self.index_dir)):
+            repaired = index_files.prepare_for_indexing(self.index_dir)
+            name = repositories.repository_for_root(self.index_dir, folder, repo)
+            retrieval = self._retrieval_for_build()
+            index_mode.record_retrieval(self.index_dir, retrieval)
+            # Progressive: the lexical pipeline writes the chunks, `fill_vectors` their vectors afterwards.
+            progressive = retrieval == "hybrid" and self.backend == "embedded"
+            lexical_build = retrieval == "lexical" or progressive
+            with writer_stores(index_files.new_build_id()):  # unseen by queries until saved
+                pipeline = self.load_pipeline("indexing_lexical" if lexical_build else "indexing")
+            try:
+                with index_dir_environment(self.index_dir):
+                    output = pipeline.run(
+                        {"root": str(folder), "repo": name},
+                        include_outputs_from={"dictionary_builder", "reader", "planner"},
+                    )
+                documents = repositories.count_repository_documents(_writer_store(pipeline), name)
+            except Exception as error:
+                first_line = (str(error).splitlines() or [""])[0][:300]
+                repositories.record_repository(
+                    self.index_dir, name, root=str(folder.resolve()), last_error=f"{type(error).__name__}: {first_line}"
+                )
+                raise
+            finally:
+                for _, instance in pipeline.walk():
+                    store = getattr(instance, "document_store", None)
+                    if isinstance(store, CodeIndexDocumentStore):
+                        store.discard()
+        self._query = None  # the next ask reloads the changed index
+        builder = output.get("dictionary_builder", {})
+        reader = output.get("reader", {})
+        planner = output.get("planner", {})
+        persisted = output.get("persister", {})
+        repositories.record_repository(
+            self.index_dir,
+            name,
+            root=str(folder.resolve()),
+            documents=documents,
+            symbols=builder.get("stats", {}).get("symbols"),
+            dictionary_version=builder.get("stats", {}).get("version"),
+        )
+        stats = {
+            "repo": name,
+            "root": str(folder.resolve()),
+            "index_dir": str(self.index_dir),
+            "dictionary": builder.get("stats", {}),
+            "files": len(reader.get("documents", [])),
+            "files_changed": len(planner.get("changed", [])),
+            "files_removed": len(planner.get("removed_files", [])),
+            "skipped": reader.get("skipped", [])
+            + [s for s in builder.get("skipped", []) if s not in reader.get("skipped", [])],
+            "sync": persisted.get("stats", {}),
+            "repaired": repaired,
+            "retrieval": retrieval,
+            "seconds": round(time.perf_counter() - started, 3),
+        }
+        if not progressive:
+            return stats
+        from ..indexing.vector_fill import vector_count
+
+        count = vector_count(self.index_dir)
+        stats["answerable_seconds"] = stats["seconds"]
+        stats["vectors"] = count.to_dict() if count else None
+        if on_answerable is not None:
+            on_answerable(stats)
+        if vectors and count is not None and not count.complete:
+            stats["vector_fill"] = self.fill_vectors(lock_timeout=lock_timeout, on_progress=on_progress)
+            stats["vectors"] = stats["vector_fill"]["vectors"]
+        stats["seconds"] = round(time.perf_counter() - started, 3)
+        return stats
+
+    def chunk_embedder(self) -> Any:
+        """
+        The chunk embedder of this backend's indexing pipeline (`indexing.yml`'s `embedder`), warmed up, with its
+        vector cache in this index folder (or the shared cache the environment names).
+        """
+        import yaml
+        from haystack.core.serialization import component_from_dict, import_class_by_name
+
+        path = pipeline_file(self.backend, "indexing", self.pipelines)
+        spec = (yaml.safe_load(path.read_text(encoding="utf-8")).get("components") or {}).get("embedder")
+        if not isinstance(spec, dict) or "type" not in spec:
+            raise ValueError(f"{path}: no 'embedder' component to compute the chunk vectors with")
+        embedder: Any = component_from_dict(import_class_by_name(spec["type"]), spec, "embedder")
+        if hasattr(embedder, "progress_bar"):
+            embedder.progress_bar = False  # the fill shows one bar over all its rounds
+        warm_up = getattr(embedder, "warm_up", None)
+        if callable(warm_up):
+            with index_dir_environment(self.index_dir):
+                warm_up()
+        return embedder
+
+    def fill_vectors(
+        self,
+        *,
+        lock_timeout: float | None = None,
+        on_progress: Callable[[int, int], None] | None = None,
+        checkpoint_seconds: float | None = None,
+        embedder: Any = None,
+    ) -> dict[str, Any]:
+        """
+        Compute the chunk vectors a progressive index still lacks (`vector_fill.VectorFiller`): resumable, saved
+        every `checkpoint_seconds`, one fill per index folder at a time (a second one waits for the first).
+
+        :param lock_timeout: Seconds to wait for the index lock at each save; None waits.
+        :param on_progress: Called with (chunks with a vector, chunks) after every round.
+        :param checkpoint_seconds: Seconds of embedding between two saves (default `vector_fill.CHECKPOINT_SECONDS`).
+        :param embedder: The chunk embedder; None = `chunk_embedder()`.
+        :returns: `{"embedded", "vectors": {embedded, total, percent}, "saves", "seconds"}`.
+        :raises ValueError: Not a hybrid index on the embedded default.
+        """
+        from ..indexing import vector_fill
+
+        if self.backend != "embedded":
+            raise ValueError("vectors are filled progressively only on the embedded default backend")
+        self.check_index()
+        if index_mode.recorded_retrieval(self.index_dir) == "lexical":
+            raise index_mode.RetrievalMismatchError(
+                f"the index in {self.index_dir} was built with --lexical (no vectors); build a hybrid index in "
+                f"another folder: `code-alias index PATH --index-dir OTHER`"
+            )
+        with vector_fill.fill_lock(self.index_dir, on_wait=_say_filling(self.index_dir)):
+            filler = vector_fill.VectorFiller(
+                self.index_dir,
+                embedder=embedder if embedder is not None else self.chunk_embedder(),
+                checkpoint_seconds=vector_fill.CHECKPOINT_SECONDS if checkpoint_seconds is None else checkpoint_seconds,
+                lock_timeout=lock_timeout,
+                on_progress=on_progress,
+            )
+            return filler.run()
+
+    def remove_repository(self, name: str, *, lock_timeout: float | None = None) -> dict[str, Any]:
+        """
+        Take repository `name` out of the index: its documents, and its symbols, packages and files from the
+        dictionary; the other repositories keep answering. Holds the writer lock; the new build becomes current
+        as one (dictionary and documents together).
+
+        :param name: The repository's name (as `status` lists it).
+        :param lock_timeout: Seconds to wait for another writer; None waits.
+        :returns: The repository, the chunks deleted, the repositories left, seconds.
+        :raises IndexMissingError: No index in the folder.
+        :raises KeyError: The index holds no repository of that name (the message lists those it holds).
+        """
+        from ..core.repositories import without_repository
+        from ..indexing import index_delta
+
+        started = time.perf_counter()
+        with index_files.index_lock(self.index_dir, timeout=lock_timeout, on_wait=_say_waiting(self.index_dir)):
+            index_files.prepare_for_indexing(self.index_dir)
+            manifest = index_files.current_manifest(self.index_dir)
+            if manifest is None or manifest.dictionary is None:
+                raise IndexMissingError(f"no index at {self.index_dir}")
+            dictionary = index_delta.load_dictionary(self.index_dir, manifest.dictionary)
+            remaining = without_repository(dictionary, name)
+            retrieval = index_mode.recorded_retrieval(self.index_dir) or "hybrid"
+            lexical_build = retrieval == "lexical" or self.backend == "embedded"  # no embedder needed to delete
+            with writer_stores(index_files.new_build_id()):
+                pipeline = self.load_pipeline("indexing_lexical" if lexical_build else "indexing")
+            try:
+                with index_dir_environment(self.index_dir):
+                    plan = pipeline.get_component("planner").run(documents=[], repo=name)
+                    removed = pipeline.get_component("writer").run(
+                        documents=[], removed_files=plan["removed_files"], repo=name
+                    )
+                    pipeline.get_component("persister").run(stats=removed["stats"], dictionary=remaining)
+            finally:
+                for _, instance in pipeline.walk():
+                    store = getattr(instance, "document_store", None)
+                    if isinstance(store, CodeIndexDocumentStore):
+                        store.discard()
+        repositories.forget_repository(self.index_dir, name)
+        self._query = None
+        return {
+            "repo": name,
+            "deleted": removed["deleted"],
+            "repositories": sorted(remaining.repositories),
+            "seconds": round(time.perf_counter() - started, 3),
+        }
+
+    def _retrieval_for_build(self) -> index_mode.Retrieval:
+        if self.llm:  # the LLM rewrite runs on the hybrid pipelines
+            return index_mode.choose_for_build(self.index_dir, False, has_documents=self._has_documents())
+        return index_mode.choose_for_build(self.index_dir, self.lexical, has_documents=self._has_documents())
+
+    def _has_documents(self) -> bool:
+        if self.backend != "embedded":
+            return index_files.index_exists(self.index_dir)
+        manifest = index_files.current_manifest(self.index_dir)
+        return bool(manifest is not None and manifest.documents is not None and manifest.documents.count != 0)
+
+    @property
+    def retrieval(self) -> index_mode.Retrieval:
+        """
+        The retrieval questions run with: "lexical" or "hybrid" (`lexical=None` follows the index).
+
+        :raises index_mode.RetrievalMismatchError: Hybrid (or the LLM pipeline) asked of a lexical index.
+        """
+        if self.llm:
+            index_mode.choose_for_query(self.index_dir, False)
+            return "hybrid"
+        return index_mode.choose_for_query(self.index_dir, self.lexical)
+
+    # ---- asking --------------------------------------------------------------------------------------------
+    @property
+    def query_pipeline(self) -> Pipeline:
+        with self._lock:
+            if self._query is None:
+                self.check_index()
+                lexical = self.retrieval == "lexical"  # checks the index can answer this way
+                self._vectorless = not lexical and not self.llm and self._no_vectors_yet()
+                kind = "query_llm" if self.llm else "query_lexical" if lexical or self._vectorless else "query"
+                try:
+                    pipeline = self.load_pipeline(kind)
+                except DeserializationError as error:  # say what was wrong with the index, not the component
+                    raise _index_cause(error) or error from error
+                with index_dir_environment(self.index_dir):
+                    pipeline.warm_up()
+                self._query = pipeline
+            return self._query
+
+    def vectors(self) -> Any:
+        """How many chunks of the served build have a vector (`vector_fill.VectorCount`), or None (no documents)."""
+        from ..indexing.vector_fill import vector_count
+
+        return vector_count(self.index_dir) if self.backend == "embedded" else None
+
+    def _no_vectors_yet(self) -> bool:
+        count = self.vectors()
+        return count is not None and count.total > 0 and count.embedded == 0
+
+    @property
+    def answering_with(self) -> index_mode.Retrieval:
+        """The retrieval the last loaded query pipeline answers with (lexical on a hybrid index without vectors)."""
+        return "lexical" if self._vectorless else self.retrieval
+
+    def check_index(self) -> None:
+        """
+        Check the index folder before answering from it (cheap: its manifest and its files' sizes).
+
+        :raises IndexMissingError: No index in the folder.
+        :raises EmptyIndexError: An index of no chunks ("nothing indexed under DIR").
+        :raises index_files.IndexDamagedError: A damaged or truncated file (named, with the fix).
+        """
+        folder = self.index_dir
+        if self.backend != "embedded":
+            if not index_files.index_exists(folder):
+                raise IndexMissingError(f"no index at {folder}; {index_files.rebuild_hint(folder)}")
+            return
+        manifest = index_files.current_manifest(folder)
+        if manifest is None or manifest.dictionary is None:
+            raise IndexMissingError(f"no index at {folder}; build it with `code-alias index PATH --index-dir {folder}`")
+        documents = manifest.documents
+        if documents is None or documents.count == 0:
+            raise EmptyIndexError(
+                f"nothing indexed under {folder}: no source files were found, or indexing did not finish; "
+                f"run `code-alias index PATH --index-dir {folder}`"
+            )
+        if not manifest.legacy:
+            for artifact in (manifest.dictionary, documents):
+                index_files.check_artifact(folder, artifact)
+
+    def warm_up(self) -> None:
+        """Load the index, the dictionary and the models now instead of on the first question."""
+        _ = self.query_pipeline
+
+    def close(self) -> None:
+        """
+        Let go of the loaded query pipeline and free its in-memory index (documents, BM25 index, vectors); the
+        saved index stays on disk and the next question loads it again. For processes that visit many indexes.
+        """
+        from ..indexing.store import CodeIndexDocumentStore
+        from ..indexing.store_cache import forget_store
+
+        with self._lock:
+            pipeline, self._query = self._query, None
+        if pipeline is None:
+            return
+        stores = {
+            store.index: store
+            for _, instance in pipeline.walk()
+            if isinstance(store := getattr(instance, "document_store", None), CodeIndexDocumentStore)
+        }
+        for index, store in stores.items():
+            store.release()
+            forget_store(index)
+
+    def _ask_narrowed(self, question: str, **options: Any) -> AskResult:
+        """`ask`, then again narrowed to the packages its rewrite names with strong evidence (see `ask`)."""
+        first = self.ask(question, **options)
+        narrowed = repositories.inferred_packages(first.rewrite.get("packages") or [], first.rewrite.get("hints") or [])
+        if not narrowed:
+            first.rewrite["inferred_filter"] = None
+            return first
+        second = self.ask(question, **options, package=narrowed)
+        if second.documents:
+            second.rewrite["inferred_filter"] = {"package": narrowed, "used": True}
+            return second
+        first.rewrite["inferred_filter"] = {"package": narrowed, "used": False}
+        return first
+
+    def ask(
+        self,
+        question: str,
+        *,
+        top_k: int = 10,
+        use_rewrite: bool = True,
+        candidates: int | None = None,
+        mode: Literal["dictionary", "llm"] | None = None,
+        repo: str | list[str] | None = None,
+        package: str | list[str] | None = None,
+        infer_filters: bool = False,
+        select_repository: bool = False,
+    ) -> AskResult:
+        """
+        Answer a question with ranked files and chunks.
+
+        :param question: The question.
+        :param top_k: Files to return.
+        :param use_rewrite: False sends the raw question to both retrievers (the ablation baseline).
+        :param candidates: Chunks each retriever returns before fusion (default: the pipeline's setting).
+        :param mode: The rewrite for this question on an LLM search ("dictionary" or "llm"); None = the
+            rewriter's own setting. One LLM pipeline thus serves both, with one copy of the models.
+        :param repo: Only chunks of this repository (or of any of these), in an index of several.
+        :param package: Only chunks of this package (or of any of these).
+        :param infer_filters: When no `package` is given and the rewrite names packages with strong evidence
+            (`repositories.inferred_packages`), ask again narrowed to them; the narrowed answer is kept only when
+            it found something (else the first one is, so narrowing never answers with nothing). The answer's
+            `rewrite["inferred_filter"]` says what was inferred and whether it was used.
+        :param select_repository: On an index of several repositories, when no `repo` or `package` is given: infer
+            which repository the question is about (`core.repository_selection`: the question's words per
+            repository, and where each repository's files rank) and boost its chunks, or narrow to it when the
+            posterior is at least `FILTER_POSTERIOR` (kept only when that found something). Off by default: on the
+            SWE-QA dev mixed index it moved file Acc@5 by +0.6 only (benchmarks/mixed_index.py, mode
+            mixed-select). The answer's `rewrite["inferred_repository"]` records it (None when nothing was inferred).
+        :raises ValueError: An empty question, `mode="llm"` on a search built without `llm=True`, or a bad
+            `repo`/`package` value.
+        """
+        if not question or not question.strip():
+            raise ValueError("question must be a non-empty string")
+        if mode not in (None, "dictionary", "llm"):
+            raise ValueError(f"mode must be 'dictionary' or 'llm', got {mode!r}")
+        if mode == "llm" and not self.llm:
+            raise ValueError("mode='llm' needs CodeSearch(llm=True)")
+        filters = repositories.repository_filters(repo, package)
+        if infer_filters and package is None:
+            return self._ask_narrowed(
+                question, top_k=top_k, use_rewrite=use_rewrite, candidates=candidates, mode=mode, repo=repo
+            )
+        if self._vectorless and not self._no_vectors_yet():  # the first vectors arrived: fuse them from now on
+            with self._lock:
+                self._query = None
+        pipeline = self.query_pipeline
+        data: dict[str, dict[str, Any]] = {
+            name: {"question": question} for name, sockets in pipeline.inputs().items() if "question" in sockets
+        }
+        data.setdefault("composer", {})["use_rewrite"] = use_rewrite
+        if filters is not None:  # every retriever whose filters are the caller's (the composer's go on)
+            for name, sockets in pipeline.inputs().items():
+                if "filters" in sockets:
+                    data.setdefault(name, {})["filters"] = filters
+        if mode is not None and self.llm:
+            data.setdefault("rewriter", {})["mode"] = mode
+        if candidates:
+            for name in ("bm25_retriever", "embedding_retriever", "joiner"):
+                if name in pipeline.graph.nodes:
+                    data.setdefault(name, {})["top_k"] = candidates
+        if "ranker" in pipeline.graph.nodes:
+            data.setdefault("ranker", {})["top_k"] = top_k
+        started = time.perf_counter()
+        with index_files.pinned_manifest(self.index_dir):  # one build for the dictionary and the documents
+            if self.backend == "embedded":
+                self.check_index()
+            output = pipeline.run(
+                data,
+                include_outputs_from={
+                    "rewriter",
+                    "bm25_retriever",
+                    "embedding_retriever",
+                    "definitions",
+                    "joiner",
+                    "faithfulness",
+                },
+            )
+        seconds = time.perf_counter() - started
+        rewriter = output.get("rewriter", {})
+        faithful = output.get("faithfulness", {})
+        rewrite = {
+            "rewritten": faithful.get("rewritten", rewriter.get("rewritten")),
+            "symbols": faithful.get("symbols", rewriter.get("symbols", [])),
+            "packages": faithful.get("packages", rewriter.get("packages", [])),
+            "intent": rewriter.get("intent"),
+            "dropped": faithful.get("dropped", []),
+            "meta": rewriter.get("meta", {}),
+            "used": use_rewrite,
+            "hints": rewriter.get("hints", []) if use_rewrite else [],
+        }
+        documents = output.get("joiner", output.get("bm25_retriever", {})).get("documents", [])
+        ranker = pipeline.get_component("ranker") if "ranker" in pipeline.graph.nodes else None
+        test_files: TestFiles = getattr(ranker, "test_files", "keep")
+        # The pipeline's FileRanker already grouped the files; a custom pipeline without one gets the same rule.
+        files = output.get("ranker", {}).get("files")
+        if files is None:
+            files = rank_files(documents, top_k, test_files=test_files, question=question)
+        symbols = output.get("ranker", {}).get("symbols")
+        if symbols is None:
+            symbols = rank_symbols(documents, top_k, test_files=test_files, question=question)
+        joiner = pipeline.get_component("joiner") if "joiner" in pipeline.graph.nodes else None
+        answer = AskResult(
+            question=question,
+            files=files,
+            symbols=symbols,
+            fusion=joiner if isinstance(joiner, RankFusion) else RankFusion(),
+            test_files=test_files,
+            documents=documents,
+            rewrite=rewrite,
+            bm25_documents=output.get("bm25_retriever", {}).get("documents", []),
+            embedding_documents=output.get("embedding_retriever", {}).get("documents", []),
+            definition_documents=output.get("definitions", {}).get("documents", []),
+            seconds=seconds,
+        )
+        rewrite["inferred_repository"] = None
+        if not select_repository or filters is not None:
+            return answer
+        options = {"top_k": top_k, "use_rewrite": use_rewrite, "candidates": candidates, "mode": mode}
+        return self._select_repository(answer, pipeline, options)
+
+    def _select_repository(self, answer: AskResult, pipeline: Pipeline, options: dict[str, Any]) -> AskResult:
+        """`answer` boosted toward the repository its question is likely about, or narrowed to it (see `ask`)."""
+        from ..core.identifiers import code_tokenize
+        from ..core.repository_selection import VOTE_DEPTH, select_repository
+        from .repository_evidence import repository_terms
+
+        started = time.perf_counter()
+        terms = code_tokenize(answer.question)
+        statistics = repository_terms(pipeline, terms)
+        if statistics is None:  # one repository, or a backend without the term statistics
+            return answer
+        ranked = rank_files(answer.documents, VOTE_DEPTH, test_files=answer.test_files, question=answer.question)
+        selection = select_repository(
+            terms, statistics.term_documents, statistics.documents, [f.get("repo") for f in ranked]
+        )
+        if selection is None:
+            return answer
+        record: dict[str, Any] = selection.to_dict()
+        if selection.action == "filter":
+            narrowed = self.ask(answer.question, **options, repo=selection.repo, select_repository=False)
+            if narrowed.documents:
+                narrowed.rewrite["inferred_repository"] = {**record, "used": "filter"}
+                narrowed.seconds += answer.seconds + time.perf_counter() - started
+                return narrowed
+        answer.repository_prior = dict(selection.posterior)
+        answer.documents = repository_boosted(answer.documents, answer.repository_prior)
+        top_k = options["top_k"]
+        answer.files = rank_files(answer.documents, top_k, test_files=answer.test_files, question=answer.question)
+        answer.symbols = rank_symbols(answer.documents, top_k, test_files=answer.test_files, question=answer.question)
+        answer.rewrite["inferred_repository"] = {**record, "used": "boost"}
+        answer.seconds += time.perf_counter() - started
+        return answer

@@ -1,0 +1,122 @@
+"""`QueryComposer`: a rewrite -> the BM25 text, the embedding text and optional filters."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from haystack import component, default_from_dict, default_to_dict
+
+from .._legacy import with_current_type
+from ..core.compose import compose_query
+
+
+@component
+class QueryComposer:
+    """
+    Turns a rewrite into what each retriever needs.
+
+    BM25 text = the question as the user wrote it (optionally + every symbol and package with its word split);
+    embedding text = the rewritten question; symbols go on to `SymbolDefinitionRetriever`, whose list is fused
+    with the others; filters (optional) restrict retrieval to the rewrite's packages.
+
+    ### Usage example
+
+    ```python
+    from haystack_integrations.components.code_alias import QueryComposer
+
+    out = QueryComposer().run(question="payments retry helper?", rewritten="payments retry helper? withStripeBackoff",
+                              symbols=["withStripeBackoff"], packages=["@acme/payments-core"])
+    print(out["bm25_query"])   # payments retry helper?
+    print(out["symbols"])      # ['withStripeBackoff']
+    ```
+
+    :param filter_by_package: Restrict retrieval to the packages the rewrite names.
+    :param use_rewrite: False turns the rewrite off (the raw question goes to both retrievers), for ablations.
+    :param expand_bm25_query: Append the rewrite's symbols and packages (and their word splits) to the BM25 text;
+        off by default: measured worse than fusing their definitions (BENCHMARKS.md).
+    """
+
+    def __init__(
+        self, *, filter_by_package: bool = False, use_rewrite: bool = True, expand_bm25_query: bool = False
+    ) -> None:
+        self.filter_by_package = filter_by_package
+        self.use_rewrite = use_rewrite
+        self.expand_bm25_query = expand_bm25_query
+
+    @component.output_types(
+        bm25_query=str, embedding_query=str, symbols=list[str], packages=list[str], filters=dict[str, Any] | None
+    )
+    def run(
+        self,
+        question: str,
+        rewritten: str | None = None,
+        symbols: list[str] | None = None,
+        packages: list[str] | None = None,
+        use_rewrite: bool | None = None,
+        filters: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """
+        :param question: The raw question.
+        :param rewritten: The rewritten question.
+        :param symbols: The rewrite's symbols.
+        :param packages: The rewrite's packages.
+        :param use_rewrite: Per-call override of the init setting.
+        :param filters: The caller's own Haystack filters (e.g. on `meta.repo`), ANDed with the package filter.
+        :returns: `bm25_query`, `embedding_query`, `symbols`, `packages`, `filters`.
+        """
+        active = self.use_rewrite if use_rewrite is None else use_rewrite
+        composed = compose_query(
+            question,
+            rewritten=rewritten if active else None,
+            symbols=symbols if active else None,
+            packages=packages if active else None,
+            filter_by_package=self.filter_by_package,
+            expand_bm25_query=self.expand_bm25_query,
+        )
+        return {
+            "bm25_query": composed.bm25_query,
+            "embedding_query": composed.embedding_query,
+            "symbols": composed.symbols,
+            "packages": composed.packages,
+            "filters": _and_filters(composed.filters, filters),
+        }
+
+    @component.output_types(
+        bm25_query=str, embedding_query=str, symbols=list[str], packages=list[str], filters=dict[str, Any] | None
+    )
+    async def run_async(
+        self,
+        question: str,
+        rewritten: str | None = None,
+        symbols: list[str] | None = None,
+        packages: list[str] | None = None,
+        use_rewrite: bool | None = None,
+        filters: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        return self.run(
+            question=question,
+            rewritten=rewritten,
+            symbols=symbols,
+            packages=packages,
+            use_rewrite=use_rewrite,
+            filters=filters,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return default_to_dict(
+            self,
+            filter_by_package=self.filter_by_package,
+            use_rewrite=self.use_rewrite,
+            expand_bm25_query=self.expand_bm25_query,
+        )
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> QueryComposer:
+        return default_from_dict(cls, with_current_type(data))
+
+
+def _and_filters(first: dict[str, Any] | None, second: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Both filters (AND), either one alone, or None."""
+    if first is None or second is None:
+        return first if second is None else second
+    return {"operator": "AND", "conditions": [first, second]}

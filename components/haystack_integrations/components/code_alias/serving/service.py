@@ -1,0 +1,711 @@
+"""The code-alias service behind the Hayhooks wrappers: one per process, shared by every endpoint.
+
+Hayhooks deploys each folder next to this file (`code_alias_ask/`, `code_alias_rewrite/`, ...) as a
+`PipelineWrapper`; this module is not a deployment (Hayhooks only deploys folders and `*.yml` files) but the
+code they share, so the index, the dictionary and the embedding model load once per process, whichever wrapper's
+`setup()` runs first, and the rewrite cache is the same for `/code_alias_ask` and `/code_alias_rewrite`.
+
+It is a client of `CodeSearch` and of the pipelines' own components (rewriter, faithfulness filter) and of the
+shared `DictionaryHandle`; it implements no retrieval or rewriting of its own. What it adds is what a server
+needs: request validation with clear 4xx answers, JSON-safe payloads, configuration from the environment, a
+bound on concurrent pipeline runs, and a status report.
+
+Configuration (environment variables, read once when the service is created):
+
+- `CODE_ALIAS_INDEX_DIR`: the index folder (default `.code-alias` in the server's working directory).
+- `CODE_ALIAS_BACKEND`: `embedded` (default) or `elasticsearch`.
+- `CODE_ALIAS_LLM_BASE_URL`: an OpenAI-compatible server (Ollama, vLLM, llama.cpp server) for `mode="llm"`;
+  `CODE_ALIAS_LLM_MODEL` names the model there, the key comes from `CODE_ALIAS_OPENAI_API_KEY` or
+  `OPENAI_API_KEY` (any value for local servers).
+- `CODE_ALIAS_LLM_GGUF`: a local GGUF model for `mode="llm"` instead (needs the `[llama-cpp]` extra).
+- `CODE_ALIAS_LLM_TIMEOUT`: seconds an LLM rewrite may take before the dictionary-only fallback (default 20).
+- `CODE_ALIAS_TORCH_THREADS`: torch intra-op threads, and numpy's BLAS threads (default 1: a one-sentence query
+  gains nothing from more, and several requests at once each get a core).
+- `CODE_ALIAS_MAX_CONCURRENT_ASKS`: pipeline runs at once; more requests wait their turn (default 4).
+- `CODE_ALIAS_LEXICAL`: `1` serves the BM25-only query pipeline (`query_lexical.yml`): no embedding model in memory.
+
+Error messages never carry a traceback or an absolute file path (`bad_request` shortens paths to their last
+part), so an answer tells a client what to fix without showing the server's file system.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, cast
+
+from fastapi import HTTPException
+from haystack.document_stores.errors import DocumentStoreError
+from typing_extensions import NotRequired, TypedDict
+
+from haystack_integrations.components.code_alias.core.model import DictionaryError
+from haystack_integrations.components.code_alias.indexing.dictionary_handle import DictionaryHandle
+from haystack_integrations.components.code_alias.indexing.index_files import index_exists
+from haystack_integrations.components.code_alias.indexing.repositories import read_repositories, repository_filters
+from haystack_integrations.components.code_alias.paths import DICTIONARY_FILE, resolve_index_dir
+from haystack_integrations.components.code_alias.retrieval.results import Hit, RankedSymbol
+from haystack_integrations.components.code_alias.retrieval.search import (
+    AskResult,
+    Backend,
+    CodeSearch,
+    IndexMissingError,
+)
+
+logger = logging.getLogger(__name__)
+
+Mode = Literal["dictionary", "llm"]
+MODES: tuple[str, ...] = ("dictionary", "llm")
+MAX_QUESTION_CHARS = 2000
+MAX_PREFIX_CHARS = 200
+TOP_K_RANGE = (1, 100)
+LIMIT_RANGE = (1, 50)
+HITS_PER_FILE = 5
+BUILD_HINT = (
+    "build it with `code-alias index PATH --index-dir DIR`, DIR being the server's CODE_ALIAS_INDEX_DIR "
+    "(the server picks it up on the next request)"
+)
+# An absolute POSIX path (or a Windows drive path) after a start, a space, a quote, `=` or `(`; URLs do not match.
+_PATH_RE = re.compile(r"""(?:(?<=^)|(?<=[\s'"=(\[]))(?:[A-Za-z]:\\|/)(?:[^\s'"()\[\]]*[/\\])?([^\s'"()\[\]/\\]*)""")
+
+
+# ---- response shapes (TypedDicts: Hayhooks turns them into the OpenAPI schema, and MCP gets plain JSON) ----------
+class RankedFile(TypedDict):
+    """A file, ranked by its best definition, with its best definitions (at most five)."""
+
+    rank: int
+    file_path: str
+    repo: NotRequired[str]
+    score: float
+    hits: list[Hit]
+
+
+class RewriteUsed(TypedDict):
+    """The rewrite that retrieval used."""
+
+    rewritten: str
+    symbols: list[str]
+    packages: list[str]
+    intent: str | None
+    dropped: list[dict[str, Any]]
+    meta: dict[str, Any]
+
+
+class AskResponse(TypedDict):
+    """Answer of `code_alias_ask`."""
+
+    question: str
+    mode: str
+    symbols: list[RankedSymbol]
+    rewrite: RewriteUsed
+    files: list[RankedFile]
+    seconds: float
+
+
+class RewriteResponse(TypedDict):
+    """Answer of `code_alias_rewrite`."""
+
+    rewritten: str
+    symbols: list[str]
+    packages: list[str]
+    intent: str
+    hints: list[dict[str, Any]]
+    meta: dict[str, Any]
+
+
+class Completion(TypedDict):
+    """One autocomplete candidate."""
+
+    kind: str
+    name: str
+    score: float
+    qualified_names: list[str]
+    files: list[str]
+    package: str | None
+    reasons: list[str]
+
+
+class AutocompleteResponse(TypedDict):
+    """Answer of `code_alias_autocomplete`."""
+
+    prefix: str
+    dictionary_version: str
+    completions: list[Completion]
+
+
+class GeneratorStatus(TypedDict):
+    """The chat generator that `mode="llm"` uses, if any (never its key)."""
+
+    configured: bool
+    kind: str | None
+    model: str | None
+    base_url: str | None
+    timeout: float | None
+
+
+class DictionaryStatus(TypedDict):
+    """The loaded alias dictionary."""
+
+    version: str
+    root: str
+    symbols: int
+    packages: int
+    files: int
+
+
+class StatusResponse(TypedDict):
+    """Answer of `code_alias_status`."""
+
+    ready: bool
+    error: str | None
+    index_dir: str
+    backend: str
+    dictionary: DictionaryStatus | None
+    documents: int | None
+    vectors: dict[str, Any] | None
+    repositories: dict[str, Any]
+    modes: list[str]
+    generator: GeneratorStatus
+    rewrite_cache: dict[str, Any] | None
+    limits: dict[str, Any]
+    torch_threads: int | None
+    uptime_seconds: float
+
+
+# ---- configuration -------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ServiceSettings:
+    """What the environment configures; see the module docstring for the variables."""
+
+    index_dir: Path
+    backend: Backend = "embedded"
+    llm_base_url: str | None = None
+    llm_gguf: str | None = None
+    llm_model: str | None = None
+    llm_timeout: float = 20.0
+    torch_threads: int | None = 1
+    max_concurrent_asks: int = 4
+    lexical: bool | None = None  # None: as the index was built (`index_mode.py`)
+
+    @property
+    def generator_configured(self) -> bool:
+        return bool(self.llm_base_url or self.llm_gguf)
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None) -> ServiceSettings:
+        """
+        Read the settings from the environment.
+
+        :param environ: The variables; None = `os.environ`.
+        :raises ValueError: A variable has a value that cannot work (named in the message).
+        """
+        env = dict(os.environ if environ is None else environ)
+        backend = env.get("CODE_ALIAS_BACKEND", "embedded").strip() or "embedded"
+        if backend not in ("embedded", "elasticsearch"):
+            raise ValueError(f"CODE_ALIAS_BACKEND must be 'embedded' or 'elasticsearch', got {backend!r}")
+        base_url = env.get("CODE_ALIAS_LLM_BASE_URL", "").strip() or None
+        gguf = env.get("CODE_ALIAS_LLM_GGUF", "").strip() or None
+        if base_url and gguf:
+            raise ValueError("set CODE_ALIAS_LLM_BASE_URL or CODE_ALIAS_LLM_GGUF, not both")
+        threads_text = env.get("CODE_ALIAS_TORCH_THREADS", "1").strip()
+        threads = None if threads_text in ("", "0") else _positive_int(threads_text, "CODE_ALIAS_TORCH_THREADS")
+        lexical = _flag(env.get("CODE_ALIAS_LEXICAL", ""), "CODE_ALIAS_LEXICAL") or None
+        if lexical and (base_url or gguf):
+            raise ValueError("CODE_ALIAS_LEXICAL (BM25 alone) cannot use an LLM: unset CODE_ALIAS_LLM_BASE_URL/_GGUF")
+        return cls(
+            index_dir=resolve_index_dir(env.get("CODE_ALIAS_INDEX_DIR") or None).resolve(),
+            backend=backend,  # type: ignore[arg-type]
+            llm_base_url=base_url,
+            llm_gguf=gguf,
+            llm_model=env.get("CODE_ALIAS_LLM_MODEL", "").strip() or None,
+            llm_timeout=_positive_float(env.get("CODE_ALIAS_LLM_TIMEOUT", "20"), "CODE_ALIAS_LLM_TIMEOUT"),
+            torch_threads=threads,
+            max_concurrent_asks=_positive_int(
+                env.get("CODE_ALIAS_MAX_CONCURRENT_ASKS", "4"), "CODE_ALIAS_MAX_CONCURRENT_ASKS"
+            ),
+            lexical=lexical,
+        )
+
+    def chat_generator(self) -> dict[str, Any] | None:
+        """The serialised ChatGenerator for `mode="llm"`, or None."""
+        if not self.generator_configured:
+            return None
+        from haystack_integrations.components.code_alias.rewriting.rewriter import usable_chat_generator_spec
+
+        try:
+            return usable_chat_generator_spec(
+                gguf=self.llm_gguf, openai_base_url=self.llm_base_url, model=self.llm_model, timeout=self.llm_timeout
+            )
+        except FileNotFoundError as error:  # name the setting, not only the file
+            raise ValueError(f"CODE_ALIAS_LLM_GGUF={self.llm_gguf}: no such file") from error
+
+    def generator_status(self) -> GeneratorStatus:
+        if self.llm_gguf:
+            return {
+                "configured": True,
+                "kind": "llama.cpp",
+                "model": self.llm_gguf,
+                "base_url": None,
+                "timeout": self.llm_timeout,
+            }
+        if self.llm_base_url:
+            return {
+                "configured": True,
+                "kind": "openai-compatible",
+                "model": self.llm_model or "qwen2.5-coder:1.5b",
+                "base_url": self.llm_base_url,
+                "timeout": self.llm_timeout,
+            }
+        return {"configured": False, "kind": None, "model": None, "base_url": None, "timeout": None}
+
+
+def _positive_int(text: str, name: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"{name} must be a positive integer, got {text!r}") from None
+    if value <= 0:
+        raise ValueError(f"{name} must be a positive integer, got {text!r}")
+    return value
+
+
+def _flag(text: str, name: str) -> bool:
+    value = text.strip().lower()
+    if value in ("", "0", "false", "no", "off"):
+        return False
+    if value in ("1", "true", "yes", "on"):
+        return True
+    raise ValueError(f"{name} must be 1/true/yes or 0/false/no, got {text!r}")
+
+
+def _positive_float(text: str, name: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"{name} must be a positive number, got {text!r}") from None
+    if value <= 0:
+        raise ValueError(f"{name} must be a positive number, got {text!r}")
+    return value
+
+
+# ---- validation (the REST schema checks the same; MCP calls arrive without it) -------------------------------------
+def hide_paths(message: str) -> str:
+    """`message` with every absolute file path cut to `.../last-part`, so an error shows no server directories."""
+    return _PATH_RE.sub(lambda match: f".../{match.group(1)}" if match.group(1) else "...", message)
+
+
+def bad_request(message: str, status_code: int = 422) -> HTTPException:
+    """An error answer with a one-line message and no absolute paths (Hayhooks passes HTTPException through)."""
+    return HTTPException(status_code=status_code, detail=hide_paths(" ".join(message.split())))
+
+
+def _check_text(value: str, name: str) -> None:
+    """422 when `value` is not valid Unicode text (a lone surrogate such as "\\ud800" cannot be encoded)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise bad_request(f"{name} is not valid Unicode text: a lone surrogate at character {error.start:,}") from None
+
+
+def check_question(question: Any) -> str:
+    """The question, stripped; 422 when it is not a string, empty or longer than `MAX_QUESTION_CHARS`."""
+    if not isinstance(question, str):
+        raise bad_request(f"question must be a string, got {type(question).__name__}")
+    _check_text(question, "question")
+    text = question.strip()
+    if not text:
+        raise bad_request('question is empty: ask something, e.g. "where\'s the payments retry helper?"')
+    if len(question) > MAX_QUESTION_CHARS:
+        raise bad_request(f"question is {len(question):,} characters; the limit is {MAX_QUESTION_CHARS:,}")
+    return text
+
+
+def check_int(value: Any, name: str, low: int, high: int) -> int:
+    """`value` as an int in [low, high]; 422 otherwise (booleans are not numbers here)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise bad_request(f"{name} must be an integer from {low} to {high}, got {type(value).__name__}")
+    if not low <= value <= high:
+        raise bad_request(f"{name} must be from {low} to {high}, got {value}")
+    return value
+
+
+def check_filter_name(value: Any, name: str) -> str | None:
+    """A `repo` / `package` filter value: None, or a name (`repositories.repository_filters`); 422 otherwise."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise bad_request(f"{name} must be a string, got {type(value).__name__}")
+    _check_text(value, name)
+    try:
+        repository_filters(**{name: value})
+    except ValueError as error:
+        raise bad_request(str(error)) from None
+    return cast(str, value)
+
+
+def check_mode(mode: Any) -> Mode:
+    """`mode` when it is "dictionary" or "llm"; 422 otherwise."""
+    if mode not in MODES:
+        raise bad_request(f"mode must be 'dictionary' or 'llm', got {mode!r}")
+    return cast(Mode, mode)
+
+
+def check_prefix(prefix: Any) -> str:
+    """The autocomplete prefix, stripped; 422 when it is not a string, empty or longer than `MAX_PREFIX_CHARS`."""
+    if not isinstance(prefix, str):
+        raise bad_request(f"prefix must be a string, got {type(prefix).__name__}")
+    _check_text(prefix, "prefix")
+    text = prefix.strip()
+    if not text:
+        raise bad_request("prefix is empty: type the start of a symbol or package name")
+    if len(prefix) > MAX_PREFIX_CHARS:
+        raise bad_request(f"prefix is {len(prefix):,} characters; the limit is {MAX_PREFIX_CHARS:,}")
+    return text
+
+
+def plain(value: Any) -> Any:
+    """A JSON-safe copy (numpy numbers, tuples and paths become JSON types), so REST and MCP answers agree."""
+    return json.loads(json.dumps(value, default=_json_default))
+
+
+def _json_default(value: Any) -> Any:
+    if hasattr(value, "item"):  # numpy scalars
+        return value.item()
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if isinstance(value, (set, frozenset)):
+        return sorted(value)
+    return str(value)
+
+
+# ---- the service ---------------------------------------------------------------------------------------------------
+@dataclass
+class CodeAliasService:
+    """
+    The index, dictionary and pipelines of one server process, and the four operations the endpoints expose.
+
+    :param settings: The configuration (see `ServiceSettings.from_env`).
+    """
+
+    settings: ServiceSettings
+    started: float = field(default_factory=time.monotonic)
+
+    def __post_init__(self) -> None:
+        self._lock = threading.Lock()
+        self._searches: dict[Mode, CodeSearch] = {}
+        self._slots = threading.BoundedSemaphore(self.settings.max_concurrent_asks)
+        self._torch_threads: int | None = None
+
+    # ---- lifecycle ---------------------------------------------------------------------------------------------
+    def warm_up(self) -> None:
+        """
+        Load the dictionary, the documents and the model(s) now. A missing index is not an error here: the endpoints
+        answer 404 with how to build it until it exists, and then load it on the next request.
+        """
+        try:
+            self._search()
+        except HTTPException as error:
+            logger.warning("code-alias: %s", error.detail)
+
+    @property
+    def modes(self) -> list[Mode]:
+        return ["dictionary", "llm"] if self.settings.generator_configured else ["dictionary"]
+
+    def _set_torch_threads(self) -> None:
+        threads = self.settings.torch_threads
+        if threads is None:
+            return
+        # The same bound for numpy's BLAS: OpenBLAS threads spin for each other when several requests multiply at
+        # once (a 0.05 ms query-times-matrix product took 3-6 ms at 16 concurrent callers on 2 cores).
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(limits=threads, user_api="blas")
+        if "torch" not in sys.modules:  # no model loaded (a lexical index): torch stays out
+            return
+        import torch
+
+        torch.set_num_threads(threads)
+        self._torch_threads = torch.get_num_threads()
+
+    def _search(self) -> CodeSearch:
+        """
+        The warmed `CodeSearch` that serves every mode, loaded on first use.
+
+        With a generator configured, one LLM pipeline serves both modes (the rewrite is chosen per call), so the
+        index and the embedding model are loaded once.
+
+        :raises HTTPException: 404 (with how to build it) while there is no index; 503 when the index or its
+            backend cannot be loaded (a server-side problem, said in one line).
+        """
+        llm = self.settings.generator_configured
+        key: Mode = "llm" if llm else "dictionary"
+        search = self._searches.get(key)
+        if search is not None:
+            return search
+        with self._lock:
+            search = self._searches.get(key)
+            if search is None:
+                try:
+                    search = CodeSearch(
+                        self.settings.index_dir,
+                        backend=self.settings.backend,
+                        llm=llm,
+                        lexical=self.settings.lexical,
+                        chat_generator=self.settings.chat_generator() if llm else None,
+                        rewriter_params={"timeout": self.settings.llm_timeout} if llm else None,
+                    )
+                    search.warm_up()
+                    self._set_torch_threads()  # once the model (if any) is loaded
+                except (IndexMissingError, DictionaryError) as error:
+                    raise self._missing_index(error) from error
+                except Exception as error:  # e.g. Elasticsearch unreachable: retried on the next request
+                    logger.exception("code-alias: could not load the %s query pipeline", key)
+                    message = " ".join(str(error).split())[:300]
+                    raise bad_request(
+                        f"could not load the index ({self.settings.backend} backend): "
+                        f"{type(error).__name__}: {message}",
+                        status_code=503,
+                    ) from error
+                self._searches[key] = search
+        return search
+
+    def _missing_index(self, error: Exception | None = None) -> HTTPException:
+        index_dir = self.settings.index_dir
+        reason = f"no index at {index_dir}" if not index_exists(index_dir) else str(error)
+        return bad_request(f"{reason}; {BUILD_HINT}", status_code=404)
+
+    @contextmanager
+    def _backend_errors(self, what: str) -> Iterator[None]:
+        """
+        Turn a failure of the retrieval backend (Elasticsearch down, a store that cannot be read) into a 503.
+
+        Haystack wraps a component's error in `PipelineRuntimeError`; the chain is searched for a
+        `DocumentStoreError` (`CodeAliasBackendError` is one) or a connection/OS error.
+
+        :param what: The operation, for the log.
+        """
+        try:
+            yield
+        except HTTPException:
+            raise
+        except (IndexMissingError, DictionaryError) as error:
+            raise self._missing_index(error) from error
+        except Exception as error:
+            cause = _backend_cause(error)
+            if cause is None:
+                raise
+            logger.warning("code-alias: %s failed on the %s backend: %s", what, self.settings.backend, cause)
+            raise bad_request(
+                f"the {self.settings.backend} backend is unavailable ({type(cause).__name__}: "
+                f"{' '.join(str(cause).split())[:300]}); try again later",
+                status_code=503,
+            ) from error
+
+    def _require_mode(self, mode: Any) -> Mode:
+        checked = check_mode(mode)
+        if checked == "llm" and not self.settings.generator_configured:
+            raise bad_request(
+                "mode 'llm' needs a chat generator and this server has none: set CODE_ALIAS_LLM_BASE_URL (an "
+                "OpenAI-compatible server) or CODE_ALIAS_LLM_GGUF (a local model) and restart, or use mode "
+                "'dictionary'",
+                status_code=400,
+            )
+        return checked
+
+    @contextmanager
+    def _slot(self) -> Iterator[None]:
+        with self._slots:
+            yield
+
+    # ---- operations --------------------------------------------------------------------------------------------
+    def ask(
+        self, question: Any, top_k: Any = 10, mode: Any = "dictionary", repo: Any = None, package: Any = None
+    ) -> AskResponse:
+        """Ranked files and definitions for a question, and the rewrite used (see the ask wrapper)."""
+        text = check_question(question)
+        k = check_int(top_k, "top_k", *TOP_K_RANGE)
+        chosen = self._require_mode(mode)
+        check_filter_name(repo, "repo")
+        check_filter_name(package, "package")
+        search = self._search()
+        with self._slot(), self._backend_errors("ask"):
+            answer = search.ask(text, top_k=k, mode=chosen if search.llm else None, repo=repo, package=package)
+        return plain(self._ask_payload(answer, chosen, k))
+
+    @staticmethod
+    def _ask_payload(answer: AskResult, mode: Mode, top_k: int) -> AskResponse:
+        rewrite = answer.rewrite
+        files: list[RankedFile] = []
+        for rank, item in enumerate(answer.files, 1):
+            ranked: RankedFile = {
+                "rank": rank,
+                "file_path": item["file_path"],
+                "score": float(item.get("score") or 0.0),
+                "hits": list(item.get("hits", [])[:HITS_PER_FILE]),
+            }
+            if item.get("repo") is not None:  # an index of several repositories says whose file it is
+                ranked["repo"] = str(item["repo"])
+            files.append(ranked)
+        # The answer's symbols (each definition once, tests after code, with *why*), renumbered as returned.
+        symbols: list[RankedSymbol] = [{**item, "rank": rank} for rank, item in enumerate(answer.symbols[:top_k], 1)]
+        return {
+            "question": answer.question,
+            "mode": mode,
+            "symbols": symbols,
+            "rewrite": {
+                "rewritten": rewrite.get("rewritten") or answer.question,
+                "symbols": list(rewrite.get("symbols") or []),
+                "packages": list(rewrite.get("packages") or []),
+                "intent": rewrite.get("intent"),
+                "dropped": list(rewrite.get("dropped") or []),
+                "meta": dict(rewrite.get("meta") or {}),
+            },
+            "files": files,
+            "seconds": round(answer.seconds, 4),
+        }
+
+    def rewrite(self, question: Any, mode: Any = "dictionary") -> RewriteResponse:
+        """The rewrite alone, from the same rewriter (and cache) that `ask` uses."""
+        text = check_question(question)
+        chosen = self._require_mode(mode)
+        pipeline = self._search().query_pipeline
+        with self._backend_errors("rewrite"):
+            result = pipeline.get_component("rewriter").run(question=text, mode=chosen)
+            meta = dict(result.get("meta") or {})
+            if "faithfulness" in pipeline.graph.nodes:  # the LLM pipeline checks every name against the dictionary
+                checked = pipeline.get_component("faithfulness").run(
+                    rewritten=result["rewritten"], symbols=result["symbols"], packages=result["packages"], question=text
+                )
+                result = {**result, **{k: checked[k] for k in ("rewritten", "symbols", "packages")}}
+                meta["dropped"] = checked.get("dropped", [])
+        return plain(
+            {
+                "rewritten": result["rewritten"],
+                "symbols": list(result["symbols"]),
+                "packages": list(result["packages"]),
+                "intent": result["intent"],
+                "hints": list(result.get("hints") or []),
+                "meta": meta,
+            }
+        )
+
+    def autocomplete(self, prefix: Any, limit: Any = 10) -> AutocompleteResponse:
+        """Dictionary names that start with `prefix`, then fuzzy matches; no model, no LLM."""
+        text = check_prefix(prefix)
+        count = check_int(limit, "limit", *LIMIT_RANGE)
+        handle = DictionaryHandle.for_path(self.settings.index_dir / DICTIONARY_FILE)
+        try:
+            hints = handle.hints
+            version = handle.dictionary.version
+        except (DictionaryError, FileNotFoundError) as error:
+            raise self._missing_index(error) from error
+        return plain(
+            {
+                "prefix": text,
+                "dictionary_version": version,
+                "completions": [hint.to_dict() for hint in hints.complete(text, limit=count)],
+            }
+        )
+
+    def _vectors(self) -> dict[str, Any] | None:
+        """How far the chunk vectors of a progressive index are (`vector_fill.vector_status`); None off embedded."""
+        if self.settings.backend != "embedded":
+            return None
+        from ..indexing.vector_fill import vector_status
+
+        try:
+            return vector_status(self.settings.index_dir)
+        except Exception as problem:  # a status report must answer even when the index does not
+            return {"vectors": None, "text": f"{type(problem).__name__}: {problem}", "fill": None}
+
+    def status(self) -> StatusResponse:
+        """Whether the index is loaded, what it holds, and what this server is configured with."""
+        error: str | None = None
+        dictionary: DictionaryStatus | None = None
+        documents: int | None = None
+        cache: dict[str, Any] | None = None
+        try:
+            search = self._search()
+            loaded = DictionaryHandle.for_path(self.settings.index_dir / DICTIONARY_FILE).dictionary
+            dictionary = {
+                "version": loaded.version,
+                "root": loaded.root,
+                "symbols": len(loaded.symbols),
+                "packages": len(loaded.packages),
+                "files": loaded.file_count(),
+            }
+            retriever: Any = search.query_pipeline.get_component("bm25_retriever")
+            documents = int(retriever.document_store.count_documents())
+            if "llm" in self.modes:
+                rewriter: Any = self._search().query_pipeline.get_component("rewriter")
+                cache = rewriter.cache_stats()
+        except HTTPException as problem:
+            error = str(problem.detail)
+        except Exception as problem:  # a status report must answer even when the backend does not
+            error = str(bad_request(f"{type(problem).__name__}: {problem}").detail)
+        return plain(
+            {
+                "ready": error is None,
+                "error": error,
+                "index_dir": str(self.settings.index_dir),
+                "backend": self.settings.backend,
+                "dictionary": dictionary,
+                "documents": documents,
+                "vectors": self._vectors(),
+                "repositories": dict(read_repositories(self.settings.index_dir)),
+                "modes": list(self.modes),
+                "generator": self.settings.generator_status(),
+                "rewrite_cache": cache,
+                "limits": {
+                    "max_question_chars": MAX_QUESTION_CHARS,
+                    "max_prefix_chars": MAX_PREFIX_CHARS,
+                    "top_k": list(TOP_K_RANGE),
+                    "limit": list(LIMIT_RANGE),
+                    "max_concurrent_asks": self.settings.max_concurrent_asks,
+                },
+                "torch_threads": self._torch_threads,
+                "uptime_seconds": round(time.monotonic() - self.started, 3),
+            }
+        )
+
+
+def _backend_cause(error: BaseException) -> BaseException | None:
+    """The backend failure in `error`'s cause chain (a store error, a refused connection, an I/O error), or None."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, (DocumentStoreError, ConnectionError, TimeoutError, OSError)):
+            return current
+        if type(current).__module__.split(".")[0] in ("elastic_transport", "elasticsearch"):
+            return current
+        current = current.__cause__ or current.__context__
+    return None
+
+
+_SERVICES: dict[ServiceSettings, CodeAliasService] = {}
+_SERVICES_LOCK = threading.Lock()
+
+
+def get_service(settings: ServiceSettings | None = None) -> CodeAliasService:
+    """
+    The process's service for `settings` (default: from the environment), created and warmed up once.
+
+    Every wrapper's `setup()` calls this; Hayhooks may run them in parallel, and the first one loads the index
+    while the others wait for it.
+    """
+    chosen = settings or ServiceSettings.from_env()
+    with _SERVICES_LOCK:
+        service = _SERVICES.get(chosen)
+        if service is None:
+            service = _SERVICES[chosen] = CodeAliasService(chosen)
+            service.warm_up()
+    return service
