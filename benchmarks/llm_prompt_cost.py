@@ -42,7 +42,8 @@ from haystack_integrations.components.code_alias.evaluation.corpus import Corpus
 from haystack_integrations.components.code_alias.evaluation.golden import GoldenItem, load_golden
 from haystack_integrations.components.code_alias.evaluation.runner import select_subset
 from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
-from haystack_integrations.components.code_alias.rewriting.rewriter import ConstrainedQueryRewriter, chat_generator_spec
+from haystack_integrations.components.code_alias.rewriting.generators import chat_generator_spec
+from haystack_integrations.components.code_alias.rewriting.rewriter import ConstrainedQueryRewriter
 
 ROOT = Path(__file__).resolve().parents[1]
 

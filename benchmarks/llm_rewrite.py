@@ -41,15 +41,12 @@ from haystack.utils import deserialize_chatgenerator_inplace
 
 from haystack_integrations.components.code_alias.core.builder import DictionaryBuilder
 from haystack_integrations.components.code_alias.rewriting.faithfulness import SymbolFaithfulnessFilter
+from haystack_integrations.components.code_alias.rewriting.generators import OPENAI_KEY_ENV_VARS, chat_generator_spec
 from haystack_integrations.components.code_alias.rewriting.rewrite_log import (
     read_rewrite_log,
     summarise_rewrite_log,
 )
-from haystack_integrations.components.code_alias.rewriting.rewriter import (
-    OPENAI_KEY_ENV_VARS,
-    ConstrainedQueryRewriter,
-    chat_generator_spec,
-)
+from haystack_integrations.components.code_alias.rewriting.rewriter import ConstrainedQueryRewriter
 
 INFORMAL_QUESTIONS = [
     "where does django hash user passwords?",

@@ -148,3 +148,19 @@ def test_importing_the_package_imports_no_stage_module() -> None:
     loaded, haystack_loaded, torch_loaded = json.loads(result.stdout.strip().splitlines()[-1])
     assert loaded == ["_legacy", "deferred_torch"]
     assert not haystack_loaded and not torch_loaded
+
+
+def test_the_generator_helpers_are_still_found_in_the_rewriter() -> None:
+    """`rewriter.chat_generator_spec` & co. moved to `rewriting.generators`; the old module path still has them."""
+    generators = importlib.import_module(f"{PACKAGE}.rewriting.generators")
+    for old in (f"{PACKAGE}.rewriter", f"{PACKAGE}.rewriting.rewriter"):
+        rewriter = importlib.import_module(old)
+        for name in (
+            "chat_generator_spec",
+            "usable_chat_generator_spec",
+            "LLAMA_CPP_GENERATOR",
+            "OPENAI_GENERATOR",
+            "OPENAI_KEY_ENV_VARS",
+            "STRUCTURED_OUTPUTS",
+        ):
+            assert getattr(rewriter, name) is getattr(generators, name), (old, name)

@@ -26,11 +26,8 @@ from haystack.utils import deserialize_chatgenerator_inplace
 from haystack_integrations.components.code_alias.core.builder import DictionaryBuilder
 from haystack_integrations.components.code_alias.core.model import AliasDictionary
 from haystack_integrations.components.code_alias.rewriting.faithfulness import SymbolFaithfulnessFilter
-from haystack_integrations.components.code_alias.rewriting.rewriter import (
-    OPENAI_KEY_ENV_VARS,
-    ConstrainedQueryRewriter,
-    chat_generator_spec,
-)
+from haystack_integrations.components.code_alias.rewriting.generators import OPENAI_KEY_ENV_VARS, chat_generator_spec
+from haystack_integrations.components.code_alias.rewriting.rewriter import ConstrainedQueryRewriter
 
 pytestmark = pytest.mark.llm
 

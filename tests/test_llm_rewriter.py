@@ -23,6 +23,11 @@ from haystack_integrations.components.code_alias.core.llm_output import (
 )
 from haystack_integrations.components.code_alias.core.model import AliasDictionary
 from haystack_integrations.components.code_alias.rewriting.faithfulness import SymbolFaithfulnessFilter
+from haystack_integrations.components.code_alias.rewriting.generators import (
+    OPENAI_KEY_ENV_VARS,
+    chat_generator_spec,
+    usable_chat_generator_spec,
+)
 from haystack_integrations.components.code_alias.rewriting.rewrite_log import (
     logged_rewrites,
     read_rewrite_log,
@@ -31,10 +36,7 @@ from haystack_integrations.components.code_alias.rewriting.rewrite_log import (
 )
 from haystack_integrations.components.code_alias.rewriting.rewriter import (
     DEFAULT_PROMPT_TEMPLATE,
-    OPENAI_KEY_ENV_VARS,
     ConstrainedQueryRewriter,
-    chat_generator_spec,
-    usable_chat_generator_spec,
 )
 
 ACME = Path(__file__).parent / "fixtures" / "acme_repo"

@@ -367,7 +367,7 @@ def _ask_here(args: argparse.Namespace, *, llm: bool) -> dict[str, Any]:
 
     chat_generator: dict[str, Any] | None = None
     if args.gguf or args.openai_base_url:
-        from .rewriting.rewriter import usable_chat_generator_spec
+        from .rewriting.generators import usable_chat_generator_spec
 
         chat_generator = usable_chat_generator_spec(
             gguf=args.gguf, openai_base_url=args.openai_base_url, model=args.llm_model, timeout=args.llm_timeout

@@ -25,7 +25,7 @@ class PipelineSearcher:
     :param cache_dir: Where per-corpus indexes and the shared embedding cache live.
     :param lexical: BM25 only (no embedding model): skips embedding and hybrid configs.
     :param candidates: Chunks each retriever returns before fusion and file grouping.
-    :param chat_generator: A serialised ChatGenerator (`rewriter.chat_generator_spec`): the searcher then runs the
+    :param chat_generator: A serialised ChatGenerator (`generators.chat_generator_spec`): the searcher then runs the
         LLM query pipeline, which serves the `none`, `dictionary` and `llm` rewrites per question (hybrid), and the
         `llm-free` rewrite (`bench_variants`: no schema limit on names, no faithfulness filter); on a lexical
         index the `llm` rows run `query_llm.yml` without its embedding parts.
@@ -161,7 +161,7 @@ def make_searcher(args: argparse.Namespace) -> PipelineSearcher:
     rewriter_params: dict[str, Any] = {}
     rewrite_store = None
     if gguf or base_url:
-        from ..rewriting.rewriter import usable_chat_generator_spec
+        from ..rewriting.generators import usable_chat_generator_spec
 
         chat_generator = usable_chat_generator_spec(
             gguf=gguf,

@@ -219,7 +219,7 @@ class CodeSearch:
         lexical index refuses with the fix.
     :param pipelines: Folder of YAML pipelines; None = the packaged ones.
     :param chat_generator: A serialised ChatGenerator (`{"type": ..., "init_parameters": ...}`, e.g. from
-        `rewriter.chat_generator_spec`) that replaces the rewriter's generator in the LLM pipeline.
+        `generators.chat_generator_spec`) that replaces the rewriter's generator in the LLM pipeline.
     :param rewriter_params: Init parameters of the LLM pipeline's rewriter to override (e.g. `timeout`).
     """
 

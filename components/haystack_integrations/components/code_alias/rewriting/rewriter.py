@@ -15,18 +15,16 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-import os
 import threading
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from haystack import Document, component, default_from_dict, default_to_dict
 from haystack.components.builders import ChatPromptBuilder
 from haystack.core.serialization import component_to_dict
 from haystack.dataclasses import ChatMessage
-from haystack.utils import Secret, deserialize_chatgenerator_inplace
+from haystack.utils import deserialize_chatgenerator_inplace
 
 from .._legacy import with_current_type
 from ..core.hints import Hint, SymbolEvidence
@@ -35,6 +33,21 @@ from ..core.prompt_data import offered_hints, prompt_candidates
 from ..core.rewrite import INTENTS, Rewrite, classify_intent, dictionary_rewrite
 from ..indexing.dictionary_handle import DictionaryHandle, UsesDictionary
 from .cache import RewriteCache, cache_key, config_fingerprint, make_rewrite_cache
+from .generators import (
+    IN_PROCESS_STYLES,
+    STRUCTURED_OUTPUTS,
+    StructuredOutput,
+    accepts,
+    generator_style,
+    style_generation_kwargs,
+)
+
+# Kept importable from here (`rewriter.chat_generator_spec` is where callers have always found them).
+from .generators import LLAMA_CPP_GENERATOR as LLAMA_CPP_GENERATOR
+from .generators import OPENAI_GENERATOR as OPENAI_GENERATOR
+from .generators import OPENAI_KEY_ENV_VARS as OPENAI_KEY_ENV_VARS
+from .generators import chat_generator_spec as chat_generator_spec
+from .generators import usable_chat_generator_spec as usable_chat_generator_spec
 from .rewrite_log import RewriteLog
 
 logger = logging.getLogger(__name__)
@@ -49,26 +62,7 @@ REWRITE_OUTPUTS = {
     "meta": dict[str, Any],
 }
 MODES: tuple[str, ...] = ("dictionary", "llm")
-StructuredOutput = Literal[
-    "auto", "openai", "openai_responses", "llama_cpp", "json_object", "ollama", "bedrock", "transformers", "none"
-]
-STRUCTURED_OUTPUTS: tuple[str, ...] = (
-    "auto",
-    "openai",
-    "openai_responses",
-    "llama_cpp",
-    "json_object",
-    "ollama",
-    "bedrock",
-    "transformers",
-    "none",
-)
-# In-process models are not safe to call from two threads at once: their calls always go through the slots.
-IN_PROCESS_STYLES: frozenset[str] = frozenset({"llama_cpp", "transformers"})
 RAW_ANSWER_CHARS = 4000
-LLAMA_CPP_GENERATOR = "haystack_integrations.components.generators.llama_cpp.chat.chat_generator.LlamaCppChatGenerator"
-OPENAI_GENERATOR = "haystack.components.generators.chat.openai.OpenAIChatGenerator"
-OPENAI_KEY_ENV_VARS = ["CODE_ALIAS_OPENAI_API_KEY", "OPENAI_API_KEY"]
 
 DEFAULT_PROMPT_TEMPLATE = """{% message role="system" %}
 You rewrite questions about a code base into search queries for that code base.
@@ -91,86 +85,6 @@ CANDIDATES:
 {% endfor %}
 QUESTION: {{ question }}
 {% endmessage %}"""
-
-
-def chat_generator_spec(
-    *,
-    gguf: str | None = None,
-    openai_base_url: str | None = None,
-    model: str | None = None,
-    timeout: float | None = None,
-    n_ctx: int = 4096,
-    n_threads: int | None = None,
-) -> dict[str, Any]:
-    """
-    The serialised ChatGenerator for a local GGUF file (llama.cpp) or an OpenAI-compatible server.
-
-    Used by the CLI, the benchmark and the integration test, and usable as `CodeSearch(chat_generator=...)`. The
-    API key of an OpenAI-compatible server comes only from `$CODE_ALIAS_OPENAI_API_KEY` or `$OPENAI_API_KEY`.
-
-    :param gguf: Path of a GGUF model (needs the `[llama-cpp]` extra).
-    :param openai_base_url: Base URL of an OpenAI-compatible server (Ollama, vLLM, llama.cpp server, OpenAI).
-    :param model: The model name on that server (ignored for a GGUF file).
-    :param timeout: The client's own time-out in seconds (OpenAI-compatible servers).
-    :param n_ctx: Context window of a GGUF model.
-    :param n_threads: CPU threads of a GGUF model; None = llama.cpp's default.
-    :raises ValueError: Neither or both of `gguf` and `openai_base_url`.
-    """
-    if bool(gguf) == bool(openai_base_url):
-        raise ValueError("give exactly one of a GGUF path or an OpenAI-compatible base URL")
-    if gguf:
-        model_kwargs: dict[str, Any] = {"verbose": False}
-        if n_threads:
-            model_kwargs["n_threads"] = n_threads
-        return {
-            "type": LLAMA_CPP_GENERATOR,
-            "init_parameters": {
-                "model": str(gguf),
-                "n_ctx": n_ctx,
-                "n_batch": 512,
-                "model_kwargs": model_kwargs,
-                "generation_kwargs": {"temperature": 0.0},
-            },
-        }
-    return {
-        "type": OPENAI_GENERATOR,
-        "init_parameters": {
-            "api_key": Secret.from_env_var(OPENAI_KEY_ENV_VARS, strict=False).to_dict(),
-            "model": model or "qwen2.5-coder:1.5b",
-            "api_base_url": openai_base_url,
-            "timeout": timeout,
-            "max_retries": 0,
-            "generation_kwargs": {"temperature": 0.0},
-        },
-    }
-
-
-def usable_chat_generator_spec(
-    *,
-    gguf: str | None = None,
-    openai_base_url: str | None = None,
-    model: str | None = None,
-    timeout: float | None = None,
-    n_threads: int | None = None,
-) -> dict[str, Any]:
-    """
-    `chat_generator_spec` for a generator this process is about to run: what the CLI, the benchmark and the server
-    all need before they load one.
-
-    A GGUF file must exist; an OpenAI-compatible server with no key in the environment gets the placeholder key
-    "no-key" in `$CODE_ALIAS_OPENAI_API_KEY` (local servers ignore the key; the OpenAI client refuses to start
-    without one).
-
-    :raises FileNotFoundError: `gguf` is not a file.
-    :raises ValueError: Neither or both of `gguf` and `openai_base_url`.
-    """
-    if gguf and not Path(gguf).is_file():
-        raise FileNotFoundError(f"{gguf}: no such GGUF file")
-    if openai_base_url and not any(os.environ.get(name) for name in OPENAI_KEY_ENV_VARS):
-        os.environ[OPENAI_KEY_ENV_VARS[0]] = "no-key"
-    return chat_generator_spec(
-        gguf=gguf, openai_base_url=openai_base_url, model=model, timeout=timeout, n_threads=n_threads
-    )
 
 
 @dataclass
@@ -320,8 +234,8 @@ class ConstrainedQueryRewriter(UsesDictionary):
         self._generator_lock = threading.Lock()
         self._generator_ready = False
         self._generator_error: str | None = None
-        self._takes_generation_kwargs = self._accepts(chat_generator, "run", "generation_kwargs")
-        self._takes_generation_kwargs_async = self._accepts(chat_generator, "run_async", "generation_kwargs")
+        self._takes_generation_kwargs = accepts(chat_generator, "run", "generation_kwargs")
+        self._takes_generation_kwargs_async = accepts(chat_generator, "run_async", "generation_kwargs")
 
     # ---- lifecycle -----------------------------------------------------------------------------------------
     def warm_up(self) -> None:
@@ -723,26 +637,7 @@ class ConstrainedQueryRewriter(UsesDictionary):
 
     # ---- generator specifics ---------------------------------------------------------------------------------
     def _resolve_style(self) -> str:
-        if self.structured_output != "auto":
-            return self.structured_output
-        generator = self.chat_generator
-        if generator is None:
-            return "none"
-        kind = type(generator)
-        name, module = kind.__name__, kind.__module__
-        if "llama_cpp" in module:
-            return "llama_cpp"
-        if name == "OpenAIResponsesChatGenerator" or name == "AzureOpenAIResponsesChatGenerator":
-            return "openai_responses"
-        if "OpenAI" in name or module.startswith("haystack.components.generators.chat.openai"):
-            return "openai"
-        if "ollama" in module:
-            return "ollama"
-        if "amazon_bedrock" in module:
-            return "bedrock"
-        if name == "HuggingFaceLocalChatGenerator":
-            return "transformers"
-        return "none"
+        return generator_style(self.chat_generator, self.structured_output)
 
     def _default_concurrency(self) -> int:
         return 1 if self._style in IN_PROCESS_STYLES else 8
@@ -755,48 +650,8 @@ class ConstrainedQueryRewriter(UsesDictionary):
             max_symbols=self.max_symbols,
             max_packages=self.max_packages,
         )
-        cap = self.max_output_tokens
-        kwargs: dict[str, Any]
-        if self._style == "openai":
-            token_key = "max_tokens" if getattr(self.chat_generator, "api_base_url", None) else "max_completion_tokens"
-            kwargs = {
-                token_key: cap,
-                "response_format": {
-                    "type": "json_schema",
-                    "json_schema": {"name": "code_search_rewrite", "strict": True, "schema": schema},
-                },
-            }
-        elif self._style == "openai_responses":
-            kwargs = {
-                "max_output_tokens": cap,
-                "text": {
-                    "format": {"type": "json_schema", "name": "code_search_rewrite", "strict": True, "schema": schema}
-                },
-            }
-        elif self._style == "llama_cpp":
-            kwargs = {"max_tokens": cap, "response_format": {"type": "json_object", "schema": schema}}
-        elif self._style == "json_object":
-            kwargs = {"max_tokens": cap, "response_format": {"type": "json_object"}}
-        elif self._style == "ollama":
-            kwargs = {"num_predict": cap}
-        elif self._style == "bedrock":
-            kwargs = {"maxTokens": cap}
-        elif self._style == "transformers":
-            kwargs = {"max_new_tokens": cap}
-        else:
-            kwargs = {}
+        kwargs = style_generation_kwargs(self._style, self.chat_generator, schema, self.max_output_tokens)
         return {**kwargs, **self.generation_kwargs}
-
-    @staticmethod
-    def _accepts(generator: Any, method: str, parameter: str) -> bool:
-        function = getattr(generator, method, None)
-        if function is None:
-            return False
-        try:
-            parameters = inspect.signature(function).parameters
-        except (TypeError, ValueError):
-            return False
-        return parameter in parameters or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
 
     # ---- log ---------------------------------------------------------------------------------------------------
     def _checked(self, question: str, result: dict[str, Any]) -> dict[str, Any]:

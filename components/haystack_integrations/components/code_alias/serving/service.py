@@ -238,7 +238,7 @@ class ServiceSettings:
         """The serialised ChatGenerator for `mode="llm"`, or None."""
         if not self.generator_configured:
             return None
-        from haystack_integrations.components.code_alias.rewriting.rewriter import usable_chat_generator_spec
+        from haystack_integrations.components.code_alias.rewriting.generators import usable_chat_generator_spec
 
         try:
             return usable_chat_generator_spec(
