@@ -77,7 +77,8 @@ def _without_comment(text: str) -> str:
 SKIPS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"^bash scripts/demo\.sh"), "creates .venv and installs from PyPI (scripts/setup.sh); CI runs it"),
     (re.compile(r"^bash scripts/test\.sh"), "runs this very test suite, plus ruff and mypy"),
-    (re.compile(r"^pip install"), "installs from PyPI"),
+    # Environment assignments may come first (`CMAKE_ARGS="..." pip install ...`).
+    (re.compile(r'^(?:[A-Z_][A-Z0-9_]*=(?:"[^"]*"|\S+)\s+)*pip install'), "installs from PyPI"),
     (re.compile(r"^\. \.venv/bin/activate"), "the tests already run inside the project's environment"),
     (re.compile(r"^docker "), "needs Docker"),
     (re.compile(r"^export ELASTICSEARCH"), "configures Elasticsearch, which cannot run here"),
@@ -141,3 +142,9 @@ def test_readme_command_runs(
     out, err = capsys.readouterr()
     assert code == 0, f"README line {line.number} `{line.text}` exited {code}: {err.strip()}"
     assert out.strip(), f"README line {line.number} `{line.text}` printed nothing"
+
+
+def test_pip_install_is_skipped_with_environment_assignments_first() -> None:
+    line = Line(number=1, text='CMAKE_ARGS="-DGGML_NATIVE=OFF -DX=ON" FORCE=1 pip install --no-cache-dir -e ".[x]"')
+    assert skip_reason(line) == "installs from PyPI"
+    assert skip_reason(Line(number=2, text="code-alias ask pip install")) is None
