@@ -1,4 +1,4 @@
-"""What the LLM rewrite's prompt costs against `max_hints`: prompt tokens and rewrite latency p50/p95.
+"""What the LLM rewrite costs against `max_hints` and the answer's form: prompt / answer tokens, latency p50/p95.
 
 Usage (SWE-QA dev questions over the git mirrors; Qwen2.5-Coder 0.5B q4_k_m from the PyPI parts, llama.cpp):
 
@@ -6,13 +6,17 @@ Usage (SWE-QA dev questions over the git mirrors; Qwen2.5-Coder 0.5B q4_k_m from
         --golden ../shared/bench/swe_qa_dev_primary.jsonl --git-root /work/.mirror --cache-dir $PWD/.bench-cache \\
         --subset 15 --max-hints 10,20,40 --gguf ~/.cache/code-alias/models/qwen2.5-coder-0.5b-q4_k_m.gguf
 
-Each question of the harness's deterministic spread subset (`select_subset`) is rewritten once per `max_hints`
-value, the settings interleaved per question so load changes touch them alike, with the rewriter the product
+Each question of the harness's deterministic spread subset (`select_subset`) is rewritten once per setting: a
+`max_hints` value times who writes the rewritten text (`--rewritten model,composed`: the model, or composed from
+the names it chose, `model_writes_rewritten=False`), the settings interleaved per question so load changes touch
+them alike, with the rewriter the product
 ships (`ConstrainedQueryRewriter`, the shipped prompt, the answer schema limited to the offered hints) and the
 hints the shipped pipeline offers: the dictionary's plus the symbols of BM25's best chunks for the raw question
 (the harness's lexical index of the corpus, built on first use). The cache is off, so every rewrite is an LLM
 call. Per rewrite: prompt and answer tokens (llama.cpp's usage), the rewriter's latency, the hints offered, the
-fallback if any, the symbols chosen, and whether one of them is a gold symbol of the question.
+fallback if any, the symbols chosen, and whether one of them is a gold symbol of the question. A setting is
+named `<max_hints>/<rewritten>` (`20/composed`); agreement is against the largest `max_hints` with the first
+`--rewritten` value.
 
 Rows go to `--rows` (JSONL, appended: a stopped run resumes where it stopped); the summary (per setting: tokens,
 latency p50/p95, fallbacks, gold symbols named, agreement with the largest setting) to `--out` (JSON). The
@@ -100,17 +104,30 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def summarise(rows: list[dict[str, Any]], settings: list[int]) -> dict[str, Any]:
-    """Per `max_hints`: tokens, latency, fallbacks, gold symbols named, agreement with the largest setting."""
-    largest = {r["id"]: r for r in rows if r["max_hints"] == max(settings)}
+Setting = tuple[int, str]
+
+
+def setting_of(row: dict[str, Any]) -> Setting:
+    """A row's (max_hints, who wrote the rewritten text); rows written before the second axis are `model`."""
+    return int(row["max_hints"]), str(row.get("rewritten_by", "model"))
+
+
+def setting_name(setting: Setting) -> str:
+    return f"{setting[0]}/{setting[1]}"
+
+
+def summarise(rows: list[dict[str, Any]], settings: list[Setting]) -> dict[str, Any]:
+    """Per setting: tokens, latency, fallbacks, gold symbols named, agreement with the reference setting."""
+    reference = settings[0]
+    largest = {r["id"]: r for r in rows if setting_of(r) == reference}
     summary: dict[str, Any] = {}
-    for hints in settings:
-        mine = [r for r in rows if r["max_hints"] == hints]
+    for setting in settings:
+        mine = [r for r in rows if setting_of(r) == setting]
         tokens = [r["prompt_tokens"] for r in mine if isinstance(r.get("prompt_tokens"), int)]
         answered = [r for r in mine if not r["fallback"]]
         latencies = [r["latency_ms"] for r in answered]
         same = [r for r in mine if r["id"] in largest and set(r["symbols"]) == set(largest[r["id"]]["symbols"])]
-        summary[str(hints)] = {
+        summary[setting_name(setting)] = {
             "rewrites": len(mine),
             "hints_offered_mean": round(statistics.mean(r["hints_offered"] for r in mine), 1) if mine else None,
             "prompt_tokens_mean": round(statistics.mean(tokens), 1) if tokens else None,
@@ -125,7 +142,7 @@ def summarise(rows: list[dict[str, Any]], settings: list[int]) -> dict[str, Any]
             "fallback_reasons": sorted({str(r["fallback"]).split(":")[0] for r in mine if r["fallback"]}),
             "gold_symbol_named": sum(1 for r in mine if r["gold_named"]),
             "with_gold_symbols": sum(1 for r in mine if r["has_gold_symbols"]),
-            "same_symbols_as_largest": len(same),
+            "same_symbols_as_reference": len(same),
         }
     return summary
 
@@ -138,6 +155,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--subset", type=int, default=15)
     parser.add_argument("--max-hints", default="10,20,40", help="comma-separated settings")
     parser.add_argument(
+        "--rewritten", default="model", help="comma-separated: model (the model writes the text), composed"
+    )
+    parser.add_argument(
         "--gguf", type=Path, default=Path.home() / ".cache/code-alias/models/qwen2.5-coder-0.5b-q4_k_m.gguf"
     )
     parser.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: its own choice)")
@@ -146,13 +166,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rows", type=Path, default=ROOT / ".bench-cache/results/llm-prompt-cost/rows.jsonl")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/llm_prompt_cost.json")
     args = parser.parse_args(argv)
-    settings = sorted({int(v) for v in args.max_hints.split(",") if v.strip()})
+    forms = [v.strip() for v in args.rewritten.split(",") if v.strip()]
+    if not forms or any(form not in ("model", "composed") for form in forms):
+        parser.error("--rewritten takes model and/or composed")
+    hint_counts = sorted({int(v) for v in args.max_hints.split(",") if v.strip()}, reverse=True)
+    settings: list[Setting] = [(hints, form) for hints in hint_counts for form in forms]
     if not args.gguf.is_file():
         parser.error(f"{args.gguf}: no such GGUF file (python benchmarks/fetch_qwen_gguf.py builds it)")
 
     items = select_subset(load_golden(args.golden), args.subset)
     args.rows.parent.mkdir(parents=True, exist_ok=True)
-    done = {(r["id"], r["max_hints"]) for r in read_rows(args.rows)}
+    done = {(r["id"], setting_of(r)) for r in read_rows(args.rows)}
     load_before = os.getloadavg()
     started = time.perf_counter()
     generator, spec = load_generator(args.gguf, args.threads, args.n_ctx)
@@ -174,26 +198,28 @@ def main(argv: Sequence[str] | None = None) -> int:
             search = CodeSearch(args.cache_dir / "indexes" / "lexical" / corpus.key, lexical=True)
             search.index(corpus.root)
             rewriters = {
-                h: ConstrainedQueryRewriter(
+                setting: ConstrainedQueryRewriter(
                     index_dir=str(search.index_dir),
-                    max_hints=h,
+                    max_hints=setting[0],
+                    model_writes_rewritten=setting[1] == "model",
                     chat_generator=generator,
                     timeout=args.timeout,
                     cache_size=0,
                 )
-                for h in settings
+                for setting in settings
             }
             for item in todo:
                 first = search.ask(item.question, use_rewrite=False, candidates=100)
-                for hints, rewriter in rewriters.items():
-                    if (item.id, hints) in done:
+                for setting, rewriter in rewriters.items():
+                    if (item.id, setting) in done:
                         continue
                     result = rewriter.run(question=item.question, retrieved_documents=first.bm25_documents)
                     meta, usage = result["meta"], dict(generator.last_usage)
                     row = {
                         "id": item.id,
                         "corpus": corpus.key,
-                        "max_hints": hints,
+                        "max_hints": setting[0],
+                        "rewritten_by": setting[1],
                         "hints_offered": meta["hints_offered"],
                         "prompt_tokens": usage.get("prompt_tokens"),
                         "completion_tokens": usage.get("completion_tokens"),
@@ -208,12 +234,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                     sink.write(json.dumps(row) + "\n")
                     sink.flush()
                     print(
-                        f"{item.id} hints={hints} prompt={row['prompt_tokens']} {row['latency_ms'] / 1000:.1f}s "
+                        f"{item.id} {setting_name(setting)} prompt={row['prompt_tokens']} "
+                        f"answer={row['completion_tokens']} {row['latency_ms'] / 1000:.1f}s "
                         f"fallback={row['fallback']} symbols={row['symbols']}",
                         file=sys.stderr,
                     )
             search.close()
-    rows = [r for r in read_rows(args.rows) if r["id"] in {i.id for i in items} and r["max_hints"] in settings]
+    rows = [r for r in read_rows(args.rows) if r["id"] in {i.id for i in items} and setting_of(r) in settings]
     report = {
         "command": " ".join([Path(sys.argv[0]).name, *(argv if argv is not None else sys.argv[1:])]),
         "golden": str(args.golden.name),
@@ -231,13 +258,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         },
         "seconds_this_run": round(time.perf_counter() - started, 1),
         "skipped": skipped,
-        "by_max_hints": summarise(rows, settings),
+        "by_setting": summarise(rows, settings),
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     tmp = args.out.with_suffix(".tmp")
     tmp.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     tmp.replace(args.out)
-    print(json.dumps(report["by_max_hints"], indent=2))
+    print(json.dumps(report["by_setting"], indent=2))
     return 0
 
 

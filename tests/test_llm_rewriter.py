@@ -327,6 +327,50 @@ def test_missing_rewritten_uses_the_question(dictionary: AliasDictionary) -> Non
     assert out["rewritten"] == QUESTION and out["symbols"] == ["withStripeBackoff"]
 
 
+# ---- the model answers names only; the text is composed -----------------------------------------------------------
+def test_composed_rewritten_asks_for_names_only_and_writes_the_dictionary_form(dictionary: AliasDictionary) -> None:
+    names_only = answer(symbols=["withStripeBackoff"], packages=["@acme/payments-core"], intent="locate_symbol")
+    generator = FakeChatGenerator(answer=names_only)
+    out = make(dictionary, generator, structured_output="llama_cpp", model_writes_rewritten=False).run(
+        question=QUESTION
+    )
+    assert out["meta"]["fallback"] is None and out["meta"]["problems"] == []
+    assert out["symbols"] == ["withStripeBackoff"] and out["packages"] == ["@acme/payments-core"]
+    assert out["rewritten"] == f"{QUESTION} | withStripeBackoff (with stripe backoff); package @acme/payments-core"
+    schema = generator.calls[-1]["generation_kwargs"]["response_format"]["schema"]
+    assert list(schema["properties"]) == ["symbols", "packages", "intent"]
+    assert schema["required"] == ["symbols", "packages", "intent"]
+    prompt = prompt_text(generator)
+    assert '"rewritten"' not in prompt and '{"symbols": ["..."], "packages": ["..."], "intent": "..."}' in prompt
+
+    generator = FakeChatGenerator(answer=FAITHFUL)
+    make(dictionary, generator, structured_output="llama_cpp").run(question=QUESTION)
+    schema = generator.calls[-1]["generation_kwargs"]["response_format"]["schema"]
+    assert schema["required"] == ["rewritten", "symbols", "packages", "intent"]
+    assert '"rewritten" restates the question' in prompt_text(generator)
+
+
+def test_composed_rewritten_takes_empty_lists_as_an_answer_and_ignores_a_text(dictionary: AliasDictionary) -> None:
+    none_fits = answer(symbols=[], packages=[], intent="explain_behavior")
+    out = make(dictionary, FakeChatGenerator(answer=none_fits), model_writes_rewritten=False).run(question=QUESTION)
+    assert out["meta"]["fallback"] is None
+    assert (out["rewritten"], out["symbols"], out["packages"]) == (QUESTION, [], [])
+    assert out["intent"] == "explain_behavior"
+    out = make(dictionary, FakeChatGenerator(answer=FAITHFUL), model_writes_rewritten=False).run(question=QUESTION)
+    assert out["rewritten"].startswith(f"{QUESTION} | withStripeBackoff (with stripe backoff)")
+    out = make(dictionary, FakeChatGenerator(answer='{"intent": "debug"}'), model_writes_rewritten=False).run(
+        question=QUESTION
+    )
+    assert out["meta"]["fallback"] == "no_content"
+
+
+def test_who_writes_the_text_is_part_of_the_cache_key_and_round_trips(dictionary: AliasDictionary) -> None:
+    model, composed = make(dictionary, None), make(dictionary, None, model_writes_rewritten=False)
+    assert model.config_fingerprint() != composed.config_fingerprint()
+    again = ConstrainedQueryRewriter.from_dict(composed.to_dict())
+    assert again.model_writes_rewritten is False and again.to_dict() == composed.to_dict()
+
+
 def test_too_many_symbols_are_truncated(dictionary: AliasDictionary) -> None:
     names = sorted({s.name for s in dictionary.symbols})[:9]
     out = make(dictionary, FakeChatGenerator(answer=answer(rewritten="x", symbols=names)), max_symbols=4).run(
@@ -529,7 +573,7 @@ def test_usable_spec_checks_the_file_and_gives_a_local_server_a_key(
 
 
 def test_default_template_renders_every_documented_variable() -> None:
-    for name in ("question", "hints", "intents", "max_symbols", "max_packages"):
+    for name in ("question", "hints", "intents", "max_symbols", "max_packages", "write_rewritten"):
         assert name in DEFAULT_PROMPT_TEMPLATE
     schema = rewrite_json_schema(symbol_choices=["a", "a", "b"], package_choices=None, max_symbols=2)
     assert schema["properties"]["symbols"]["items"]["enum"] == ["a", "b"]

@@ -70,6 +70,7 @@ class ParsedAnswer:
     :param packages: Package names, cleaned and de-duplicated.
     :param intent: One of `INTENTS`, or None when the answer had none usable.
     :param problems: What had to be repaired or ignored, for the log.
+    :param fields: The expected keys the answer had (synonyms mapped), in `EXPECTED_KEYS` order.
     """
 
     rewritten: str | None
@@ -77,6 +78,7 @@ class ParsedAnswer:
     packages: list[str] = field(default_factory=list)
     intent: str | None = None
     problems: list[str] = field(default_factory=list)
+    fields: tuple[str, ...] = ()
 
 
 def rewrite_json_schema(
@@ -85,6 +87,7 @@ def rewrite_json_schema(
     package_choices: list[str] | None = None,
     max_symbols: int = 6,
     max_packages: int = 3,
+    with_rewritten: bool = True,
 ) -> dict[str, Any]:
     """
     The JSON schema of a rewrite answer.
@@ -97,6 +100,8 @@ def rewrite_json_schema(
     :param package_choices: Allowed package names, or None for any string.
     :param max_symbols: Most symbols in the answer.
     :param max_packages: Most packages in the answer.
+    :param with_rewritten: Ask for the `rewritten` text; False: the answer is `{symbols, packages, intent}` (the
+        caller composes the text from the chosen names, and the model writes a third as many tokens).
     """
 
     def array(choices: list[str] | None, most: int) -> dict[str, Any]:
@@ -107,20 +112,14 @@ def rewrite_json_schema(
             items["enum"] = list(dict.fromkeys(choices))
         return {"type": "array", "items": items, "maxItems": max(0, most)}
 
-    return {
-        "type": "object",
-        "properties": {
-            "rewritten": {"type": "string"},
-            "symbols": array(symbol_choices, max_symbols),
-            "packages": array(package_choices, max_packages),
-            "intent": {"type": "string", "enum": list(INTENTS)},
-        },
-        "required": list(EXPECTED_KEYS),
-        "additionalProperties": False,
-    }
+    properties: dict[str, Any] = {"rewritten": {"type": "string"}} if with_rewritten else {}
+    properties["symbols"] = array(symbol_choices, max_symbols)
+    properties["packages"] = array(package_choices, max_packages)
+    properties["intent"] = {"type": "string", "enum": list(INTENTS)}
+    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
 
 
-def parse_rewrite_answer(text: str | None) -> ParsedAnswer:
+def parse_rewrite_answer(text: str | None, *, expect_rewritten: bool = True) -> ParsedAnswer:
     """
     Read `{rewritten, symbols, packages, intent}` out of an LLM answer.
 
@@ -130,6 +129,7 @@ def parse_rewrite_answer(text: str | None) -> ParsedAnswer:
     rule-based intent).
 
     :param text: The answer's text.
+    :param expect_rewritten: Whether the model was asked for `rewritten` (False: its absence is no problem).
     :returns: The parsed answer with a note per repair in `problems`.
     :raises UnusableAnswer: `empty_answer`, `no_json`, `not_an_object` or `no_expected_fields`.
     """
@@ -160,7 +160,7 @@ def parse_rewrite_answer(text: str | None) -> ParsedAnswer:
     if extra:
         problems.append(f"extra keys ignored: {', '.join(extra[:5])}")
     for key in EXPECTED_KEYS:
-        if key not in data:
+        if key not in data and (expect_rewritten or key != "rewritten"):
             problems.append(f"missing {key}")
 
     return ParsedAnswer(
@@ -169,6 +169,7 @@ def parse_rewrite_answer(text: str | None) -> ParsedAnswer:
         packages=_as_names(data.get("packages"), "packages", problems),
         intent=_as_intent(data.get("intent"), problems),
         problems=problems,
+        fields=tuple(key for key in EXPECTED_KEYS if key in data),
     )
 
 

@@ -154,9 +154,27 @@ def dictionary_rewrite(
     )
     symbols = [h.name for h in chosen if h.kind == "symbol"]
     packages = [h.name for h in chosen if h.kind == "package"]
+    return Rewrite(
+        rewritten=compose_rewritten(question, symbols, packages),
+        symbols=symbols,
+        packages=packages,
+        intent=classify_intent(question),
+    )
+
+
+def compose_rewritten(question: str, symbols: list[str], packages: list[str]) -> str:
+    """
+    The rewritten text for chosen identifiers: the question, then each symbol with its word split and each package.
+
+    What the dictionary rewrite writes, and what an LLM rewrite writes when the model is not asked for the text.
+
+    :param question: The user's question.
+    :param symbols: The chosen symbols, best first.
+    :param packages: The chosen packages, best first.
+    """
     expansions = [f"{name} ({identifier_phrase(name)})" for name in symbols]
     expansions += [f"package {name}" for name in packages]
     rewritten = question.strip()
     if expansions:
         rewritten = f"{rewritten} | {'; '.join(expansions)}"
-    return Rewrite(rewritten=rewritten, symbols=symbols, packages=packages, intent=classify_intent(question))
+    return rewritten

@@ -172,6 +172,8 @@ def make_searcher(args: argparse.Namespace) -> PipelineSearcher:
         rewriter_params["timeout"] = float(getattr(args, "llm_timeout", 60.0))
         if getattr(args, "llm_max_hints", None):
             rewriter_params["max_hints"] = int(args.llm_max_hints)
+        if getattr(args, "llm_rewritten", None):
+            rewriter_params["model_writes_rewritten"] = args.llm_rewritten == "model"
         out = getattr(args, "out", None)
         rewrite_store = Path(out).absolute() / "llm-rewrites" if out else None
     return PipelineSearcher(

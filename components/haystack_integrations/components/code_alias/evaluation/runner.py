@@ -513,7 +513,14 @@ def build_parser() -> argparse.ArgumentParser:
     llm.add_argument("--llm-openai-base-url", metavar="URL", help="an OpenAI-compatible server")
     llm.add_argument("--llm-model", help="the model name on that server")
     llm.add_argument("--llm-timeout", type=float, default=60.0, help="seconds per rewrite before falling back")
-    llm.add_argument("--llm-max-hints", type=int, help="dictionary hints offered to the model (default 40)")
+    llm.add_argument(
+        "--llm-max-hints", type=int, help="dictionary hints offered to the model (default: the pipeline's)"
+    )
+    llm.add_argument(
+        "--llm-rewritten",
+        choices=["model", "composed"],
+        help="who writes the rewritten text: the model, or composed from the names it chose (default: the pipeline's)",
+    )
     llm.add_argument(
         "--llm-threads", type=int, help="CPU threads of a GGUF model (default: llama.cpp's, half the cores)"
     )
