@@ -371,6 +371,20 @@ def test_who_writes_the_text_is_part_of_the_cache_key_and_round_trips(dictionary
     assert again.model_writes_rewritten is False and again.to_dict() == composed.to_dict()
 
 
+def test_a_long_question_is_cut_in_the_prompt_only(dictionary: AliasDictionary) -> None:
+    traceback = " ".join(f"frame{n} in payments/retry.py line {n}" for n in range(400))
+    question = f"{QUESTION} {traceback}"
+    generator = FakeChatGenerator(answer=answer(symbols=["withStripeBackoff"], packages=[], intent="debug"))
+    out = make(dictionary, generator, max_question_chars=300, model_writes_rewritten=False).run(question=question)
+    shown = prompt_text(generator).split("QUESTION: ", 1)[1].strip()
+    assert shown.endswith(" [...]") and len(shown) <= 306 and question.startswith(shown[:-6])
+    assert out["rewritten"].startswith(question)  # the composed text (and retrieval) keep all of it
+    make(dictionary, generator).run(question=QUESTION)
+    assert prompt_text(generator).split("QUESTION: ", 1)[1].strip() == QUESTION
+    with pytest.raises(ValueError, match="max_question_chars"):
+        ConstrainedQueryRewriter(max_question_chars=0)
+
+
 def test_too_many_symbols_are_truncated(dictionary: AliasDictionary) -> None:
     names = sorted({s.name for s in dictionary.symbols})[:9]
     out = make(dictionary, FakeChatGenerator(answer=answer(rewritten="x", symbols=names)), max_symbols=4).run(

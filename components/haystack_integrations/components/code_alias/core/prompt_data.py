@@ -39,6 +39,23 @@ def is_prompt_safe(text: object, max_chars: int = MAX_NAME_CHARS) -> bool:
     return not any(unicodedata.category(char) in _REFUSED_CATEGORIES for char in text)
 
 
+def prompt_question(question: str, max_chars: int) -> str:
+    """
+    The question as the prompt shows it: stripped, and cut after `max_chars` characters at a word boundary with a
+    closing "[...]", so a pasted issue with a long traceback cannot overflow a small model's context (what is cut
+    still reaches retrieval).
+
+    :param question: The user's question.
+    :param max_chars: Most characters shown (at least 1).
+    """
+    text = question.strip()
+    if len(text) <= max_chars:
+        return text
+    cut = text[:max_chars]
+    space = cut.rfind(" ", max_chars // 2)
+    return f"{(cut[:space] if space > 0 else cut).rstrip()} [...]"
+
+
 def quoted(text: str) -> str:
     """`text` as a JSON string literal (what the prompt shows; a checked name needs no escape but `"` and `\\`)."""
     return json.dumps(text, ensure_ascii=False)

@@ -29,7 +29,7 @@ from haystack.utils import deserialize_chatgenerator_inplace
 from .._legacy import with_current_type
 from ..core.hints import Hint, SymbolEvidence
 from ..core.llm_output import UnusableAnswer, parse_rewrite_answer, rewrite_json_schema
-from ..core.prompt_data import offered_hints, prompt_candidates
+from ..core.prompt_data import offered_hints, prompt_candidates, prompt_question
 from ..core.rewrite import INTENTS, Rewrite, classify_intent, compose_rewritten, dictionary_rewrite
 from ..indexing.dictionary_handle import DictionaryHandle, UsesDictionary
 from .cache import RewriteCache, cache_key, config_fingerprint, make_rewrite_cache
@@ -159,6 +159,9 @@ class ConstrainedQueryRewriter(UsesDictionary):
         one printable line of at most 200 characters are offered (and allowed by the answer schema); paths that
         are not are left out. None = `DEFAULT_PROMPT_TEMPLATE`.
     :param max_output_tokens: Cap on the answer's tokens.
+    :param max_question_chars: Most characters of the question the prompt shows (a pasted issue is cut at a word
+        boundary with "[...]"; 2000 is the server's whole-question limit, about 600 tokens). Retrieval and the
+        composed text still get the whole question.
     :param timeout: Seconds the generator may take (waiting for a free slot included) before the fallback.
     :param structured_output: How to ask for JSON: "auto" (by the generator's class), "openai" (`response_format`
         json_schema), "openai_responses", "llama_cpp" (`response_format` json_object with a schema),
@@ -188,6 +191,7 @@ class ConstrainedQueryRewriter(UsesDictionary):
         chat_generator: Any | None = None,
         prompt_template: str | None = None,
         max_output_tokens: int = 256,
+        max_question_chars: int = 2000,
         timeout: float = 20.0,
         structured_output: StructuredOutput = "auto",
         constrain_to_hints: bool = True,
@@ -204,6 +208,8 @@ class ConstrainedQueryRewriter(UsesDictionary):
             raise ValueError(f"max_output_tokens must be > 0, got {max_output_tokens}")
         if timeout <= 0:
             raise ValueError(f"timeout must be > 0, got {timeout}")
+        if max_question_chars <= 0:
+            raise ValueError(f"max_question_chars must be > 0, got {max_question_chars}")
         if structured_output not in STRUCTURED_OUTPUTS:
             raise ValueError(f"structured_output must be one of {', '.join(STRUCTURED_OUTPUTS)}")
         if max_concurrency is not None and max_concurrency <= 0:
@@ -217,6 +223,7 @@ class ConstrainedQueryRewriter(UsesDictionary):
         self.chat_generator = chat_generator
         self.prompt_template = prompt_template
         self.max_output_tokens = max_output_tokens
+        self.max_question_chars = max_question_chars
         self.timeout = timeout
         self.structured_output = structured_output
         self.constrain_to_hints = constrain_to_hints
@@ -438,7 +445,7 @@ class ConstrainedQueryRewriter(UsesDictionary):
         offered = offered_hints(plan.hints)
         try:
             plan.messages = self._prompt_builder.run(
-                question=question.strip(),
+                question=prompt_question(question, self.max_question_chars),
                 hints=prompt_candidates(offered),
                 intents=list(INTENTS),
                 max_symbols=self.max_symbols,
@@ -645,6 +652,7 @@ class ConstrainedQueryRewriter(UsesDictionary):
                     "max_symbols": self.max_symbols,
                     "max_packages": self.max_packages,
                     "max_output_tokens": self.max_output_tokens,
+                    "max_question_chars": self.max_question_chars,
                     "structured_output": self._style,
                     "constrain_to_hints": self.constrain_to_hints,
                     "model_writes_rewritten": self.model_writes_rewritten,
@@ -749,6 +757,7 @@ class ConstrainedQueryRewriter(UsesDictionary):
             else None,
             prompt_template=self.prompt_template,
             max_output_tokens=self.max_output_tokens,
+            max_question_chars=self.max_question_chars,
             timeout=self.timeout,
             structured_output=self.structured_output,
             constrain_to_hints=self.constrain_to_hints,
