@@ -194,3 +194,17 @@ def test_llm_threads_reach_the_gguf_generator(tmp_path: Path) -> None:
     default = make_searcher(argparse.Namespace(cache_dir=tmp_path, llm_gguf=str(gguf), out=None))
     assert default.chat_generator is not None
     assert "n_threads" not in default.chat_generator["init_parameters"]["model_kwargs"]
+
+
+def test_llm_rewritten_chooses_who_writes_the_text(tmp_path: Path) -> None:
+    import argparse
+
+    from haystack_integrations.components.code_alias.evaluation.bench_searcher import make_searcher
+
+    gguf = tmp_path / "model.gguf"
+    gguf.write_bytes(b"GGUF")
+    for choice, expected in (("composed", False), ("model", True)):
+        args = argparse.Namespace(cache_dir=tmp_path, llm_gguf=str(gguf), llm_rewritten=choice, out=None)
+        assert make_searcher(args).rewriter_params["model_writes_rewritten"] is expected
+    plain = make_searcher(argparse.Namespace(cache_dir=tmp_path, llm_gguf=str(gguf), out=None))
+    assert "model_writes_rewritten" not in (plain.rewriter_params or {})
