@@ -117,7 +117,7 @@ class MixedSearcher:
         statistics = repository_terms(self.code.query_pipeline, terms)
         if statistics is None:
             return None
-        ranked = rank_files(plain.documents, VOTE_DEPTH, test_files=plain.test_files, question=question)
+        ranked = rank_files(plain.documents, VOTE_DEPTH, **plain.ranking_policy())
         return select_repository(
             terms, statistics.term_documents, statistics.documents, [f.get("repo") for f in ranked]
         )

@@ -5,7 +5,12 @@ from __future__ import annotations
 import pytest
 from haystack import Document, Pipeline
 
-from haystack_integrations.components.code_alias.retrieval.results import FileRanker, asks_about_tests, rank_files
+from haystack_integrations.components.code_alias.retrieval.results import (
+    FileRanker,
+    asks_about_tests,
+    rank_files,
+    rank_symbols,
+)
 
 
 def _chunk(path: str, symbol: str, score: float) -> Document:
@@ -62,3 +67,64 @@ def test_component_round_trips_and_takes_the_question() -> None:
     assert _paths(out["files"]) == ["pay/retry.py", "pay/client.py"] and out["documents"] == RANKED
     with pytest.raises(ValueError, match="test_files"):
         FileRanker(test_files="sometimes")  # type: ignore[arg-type]
+
+
+# ---- near-duplicate copies ---------------------------------------------------------------------------------------
+HEADERS = " ".join(f"set{n}(headerName: string, value?: AxiosHeaderValue): AxiosHeaders;" for n in range(30))
+
+
+def _declarations(path: str, text: str, score: float, symbol: str = "AxiosHeaders") -> Document:
+    return Document(content=text, meta={"file_path": path, "symbol": symbol, "qualified_name": symbol}, score=score)
+
+
+COPIES = [
+    _declarations("lib/core/AxiosHeaders.js", "class AxiosHeaders { normalize(format) { return utils.trim(h) } }", 0.9),
+    _declarations("index.d.ts", f"export class AxiosHeaders {{ {HEADERS} }}", 0.8),
+    _declarations("index.d.cts", f"declare class AxiosHeaders {{ {HEADERS} }}", 0.7),  # the CommonJS twin
+    _declarations("lib/adapters/http.js", "function httpAdapter(config) { contentEncoding lower case }", 0.6, "http"),
+]
+
+
+def test_a_near_duplicate_copy_goes_after_the_distinct_files_and_so_do_its_symbols() -> None:
+    plain = ["lib/core/AxiosHeaders.js", "index.d.ts", "index.d.cts", "lib/adapters/http.js"]
+    assert _paths(rank_files(COPIES)) == plain  # off unless asked for
+    moved = ["lib/core/AxiosHeaders.js", "index.d.ts", "lib/adapters/http.js", "index.d.cts"]
+    assert _paths(rank_files(COPIES, near_duplicate_threshold=0.8)) == moved
+    assert _paths(rank_files(COPIES, top_k=3, near_duplicate_threshold=0.8))[-1] == "lib/adapters/http.js"
+    symbols = rank_symbols(COPIES, near_duplicate_threshold=0.8)
+    assert [s["file_path"] for s in symbols] == moved
+    out = FileRanker(top_k=4).run(documents=COPIES)  # the component's default threshold
+    assert _paths(out["files"]) == moved
+    assert _paths(FileRanker(near_duplicate_threshold=None).run(documents=COPIES)["files"]) == plain
+
+
+def test_copies_are_judged_per_file_with_tests_still_last_and_short_chunks_never_judged() -> None:
+    twin = [*COPIES, _declarations("test/typescript/axios.ts", f"const h = new AxiosHeaders(); {HEADERS}", 0.65)]
+    files = _paths(rank_files(twin, test_files="demote", question="where", near_duplicate_threshold=0.8))
+    assert files == ["lib/core/AxiosHeaders.js", "index.d.ts", "lib/adapters/http.js", "index.d.cts",
+                     "test/typescript/axios.ts"]  # fmt: skip
+    short = [_chunk("a.py", "main", 0.9), _chunk("b.py", "main", 0.8)]  # identical, but too short to judge
+    assert _paths(rank_files(short, near_duplicate_threshold=0.5)) == ["a.py", "b.py"]
+
+
+def test_near_duplicate_core_and_threshold_checks() -> None:
+    from haystack_integrations.components.code_alias.core.near_duplicates import (
+        demote_near_duplicates,
+        jaccard,
+        token_set,
+    )
+
+    assert token_set("a.b(c_d) $x 9") == frozenset({"a", "b", "c_d", "$x"})
+    assert jaccard(frozenset("ab"), frozenset("bc")) == pytest.approx(1 / 3) and jaccard(frozenset(), frozenset()) == 0
+    words = [frozenset(f"w{n}" for n in range(30)), frozenset(f"v{n}" for n in range(30))]
+    near_copy = words[0] | {"extra"}
+    items = [words[0], words[1], near_copy, words[1]]
+    assert demote_near_duplicates(items, lambda t: t) == [words[0], words[1], near_copy, words[1]]
+    shuffled = [words[0], near_copy, words[1]]
+    assert demote_near_duplicates(shuffled, lambda t: t) == [words[0], words[1], near_copy]
+    with pytest.raises(ValueError, match="threshold"):
+        demote_near_duplicates(items, lambda t: t, threshold=0)
+    with pytest.raises(ValueError, match="near_duplicate_threshold"):
+        FileRanker(near_duplicate_threshold=1.5)
+    ranker = FileRanker(near_duplicate_threshold=0.9)
+    assert FileRanker.from_dict(ranker.to_dict()).near_duplicate_threshold == 0.9

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any, Literal
 
 from haystack import Document, component, default_from_dict, default_to_dict
 from typing_extensions import NotRequired, TypedDict  # pydantic (Hayhooks' schemas) needs this one before 3.12
 
 from .._legacy import with_current_type
+from ..core.near_duplicates import DEFAULT_THRESHOLD, near_duplicate_positions, token_set
 from ..core.testfiles import is_test_file
 
 TestFiles = Literal["keep", "demote", "drop"]
@@ -78,16 +80,38 @@ def why_ranked(document: Document) -> list[str]:
     return why
 
 
+FileKey = tuple[Any, str]
+
+
+def near_duplicate_files(documents: list[Document], threshold: float | None) -> set[FileKey]:
+    """
+    The files of a chunk ranking that copy a better-ranked one (`core.near_duplicates`), judged on the tokens of
+    each file's chunks in the ranking: what the question retrieved of both. None: no file is a copy.
+    """
+    if threshold is None:
+        return set()
+    tokens: dict[FileKey, set[str]] = {}
+    for document in documents:
+        path = document.meta.get("file_path")
+        if path:
+            tokens.setdefault((document.meta.get("repo"), path), set()).update(token_set(document.content or ""))
+    files = list(tokens)
+    copies = near_duplicate_positions(files, lambda key: frozenset(tokens[key]), threshold=threshold)
+    return {files[i] for i in copies}
+
+
 def rank_symbols(
     documents: list[Document],
     top_k: int | None = None,
     *,
     test_files: TestFiles = "keep",
     question: str | None = None,
+    near_duplicate_threshold: float | None = None,
 ) -> list[RankedSymbol]:
     """
     The definitions of a chunk ranking, best first, each once (by file and qualified name); module remainders
-    (chunks that define nothing) are left out. Test files follow the same policy as `rank_files`.
+    (chunks that define nothing) are left out. Test files and near-duplicate copies follow the same policies as
+    in `rank_files`.
     """
     if test_files not in TEST_FILE_POLICIES:
         raise ValueError(f"test_files must be one of {TEST_FILE_POLICIES}, got {test_files!r}")
@@ -106,8 +130,10 @@ def rank_symbols(
                 tests.append(document)
             continue
         code.append(document)
+    copies = near_duplicate_files(documents, near_duplicate_threshold)
     ranked: list[RankedSymbol] = []
-    for rank, document in enumerate(code + tests, 1):
+    in_order = _copies_last(code, copies, _document_file) + _copies_last(tests, copies, _document_file)
+    for rank, document in enumerate(in_order, 1):
         meta = document.meta
         symbol: RankedSymbol = {
             "rank": rank,
@@ -138,6 +164,7 @@ def rank_files(
     *,
     test_files: TestFiles = "keep",
     question: str | None = None,
+    near_duplicate_threshold: float | None = None,
 ) -> list[dict[str, Any]]:
     """
     Group ranked chunks by file: a file ranks by its best chunk; its chunks are listed best first.
@@ -147,6 +174,8 @@ def rank_files(
     :param test_files: "demote" puts test files after the code files, "drop" leaves them out, "keep" (default)
         ranks them like any file; a question about tests (`asks_about_tests`) always keeps them.
     :param question: The question, for that exception.
+    :param near_duplicate_threshold: A file whose retrieved chunks share at least this share of their tokens
+        (Jaccard) with a better-ranked file's goes after the distinct files (`near_duplicate_files`); None: off.
     """
     if test_files not in TEST_FILE_POLICIES:
         raise ValueError(f"test_files must be one of {TEST_FILE_POLICIES}, got {test_files!r}")
@@ -161,11 +190,27 @@ def rank_files(
         entry = files.setdefault((repo, path), {**first, "repo": repo} if repo is not None else first)
         entry["hits"].append(chunk_hit(document))
     ranked = sorted(files.values(), key=lambda f: f["rank"])
+    ranked = _copies_last(ranked, near_duplicate_files(documents, near_duplicate_threshold), _entry_file)
     if test_files != "keep" and not asks_about_tests(question):
         code = [f for f in ranked if not is_test_file(f["file_path"])]
         tests = [f for f in ranked if is_test_file(f["file_path"])] if test_files == "demote" else []
         ranked = code + tests
     return ranked[:top_k] if top_k else ranked
+
+
+def _document_file(document: Document) -> FileKey:
+    return document.meta.get("repo"), str(document.meta.get("file_path"))
+
+
+def _entry_file(entry: dict[str, Any]) -> FileKey:
+    return entry.get("repo"), str(entry["file_path"])
+
+
+def _copies_last(items: list[Any], copies: set[FileKey], file_of: Callable[[Any], FileKey]) -> list[Any]:
+    """`items` with those of the copy files after the others, both in their order."""
+    if not copies:
+        return items
+    return [i for i in items if file_of(i) not in copies] + [i for i in items if file_of(i) in copies]
 
 
 @component
@@ -175,7 +220,8 @@ class FileRanker:
     ranked files.
 
     Test files can go after the code (`test_files="demote"`, the shipped pipelines' setting: "where is X" is
-    rarely answered by a test) unless the question itself is about tests.
+    rarely answered by a test) unless the question itself is about tests. A near-duplicate copy of a better-ranked
+    file (`index.d.cts` after `index.d.ts`, a `_py39` twin) goes after the distinct files, and so do its symbols.
 
     ### Usage example
 
@@ -192,13 +238,25 @@ class FileRanker:
 
     :param top_k: Most files to return.
     :param test_files: "keep" (default), "demote" (after the code files) or "drop" test files.
+    :param near_duplicate_threshold: Token overlap (Jaccard, of what the ranking retrieved of each file) from which
+        a file counts as a copy of a better-ranked one and goes after the distinct files; None keeps copies in
+        place.
     """
 
-    def __init__(self, *, top_k: int = 10, test_files: TestFiles = "keep") -> None:
+    def __init__(
+        self,
+        *,
+        top_k: int = 10,
+        test_files: TestFiles = "keep",
+        near_duplicate_threshold: float | None = DEFAULT_THRESHOLD,
+    ) -> None:
         if test_files not in TEST_FILE_POLICIES:
             raise ValueError(f"test_files must be one of {TEST_FILE_POLICIES}, got {test_files!r}")
+        if near_duplicate_threshold is not None and not 0.0 < near_duplicate_threshold <= 1.0:
+            raise ValueError(f"near_duplicate_threshold must be in (0, 1] or None, got {near_duplicate_threshold}")
         self.top_k = top_k
         self.test_files = test_files
+        self.near_duplicate_threshold = near_duplicate_threshold
 
     @component.output_types(symbols=list[RankedSymbol], files=list[dict[str, Any]], documents=list[Document])
     def run(self, documents: list[Document], top_k: int | None = None, question: str | None = None) -> dict[str, Any]:
@@ -210,8 +268,13 @@ class FileRanker:
             place), `files` (file_path, score, rank, hits with symbol and lines) and the `documents` unchanged.
         """
         limit = top_k or self.top_k
-        symbols = rank_symbols(documents, limit, test_files=self.test_files, question=question)
-        files = rank_files(documents, limit, test_files=self.test_files, question=question)
+        threshold = self.near_duplicate_threshold
+        symbols = rank_symbols(
+            documents, limit, test_files=self.test_files, question=question, near_duplicate_threshold=threshold
+        )
+        files = rank_files(
+            documents, limit, test_files=self.test_files, question=question, near_duplicate_threshold=threshold
+        )
         return {"symbols": symbols, "files": files, "documents": documents}
 
     @component.output_types(symbols=list[RankedSymbol], files=list[dict[str, Any]], documents=list[Document])
@@ -221,7 +284,9 @@ class FileRanker:
         return self.run(documents=documents, top_k=top_k, question=question)
 
     def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(self, top_k=self.top_k, test_files=self.test_files)
+        return default_to_dict(
+            self, top_k=self.top_k, test_files=self.test_files, near_duplicate_threshold=self.near_duplicate_threshold
+        )
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> FileRanker:

@@ -148,6 +148,8 @@ class AskResult:
     definition_documents: list[Document] = field(default_factory=list)
     seconds: float = 0.0
     test_files: TestFiles = "keep"
+    #: The pipeline's `FileRanker.near_duplicate_threshold`: copies of a better-ranked file go after the others.
+    near_duplicate_threshold: float | None = None
     fusion: RankFusion = field(default_factory=RankFusion)
     #: Repository -> posterior that re-ranks every mode's chunks (`core.repository_selection`); None: no prior.
     repository_prior: dict[str, float] | None = None
@@ -187,12 +189,20 @@ class AskResult:
         return repository_boosted(list(fused["documents"]), self.repository_prior)
 
     def ranked_symbols(self, retrieval: str = "hybrid", top_k: int | None = None) -> list[RankedSymbol]:
-        """The symbols of one retrieval mode's ranking, with the pipeline's test-file policy (as `FileRanker`)."""
-        return rank_symbols(self.ranking(retrieval), top_k, test_files=self.test_files, question=self.question)
+        """The symbols of one retrieval mode's ranking, with the pipeline's `FileRanker` policies."""
+        return rank_symbols(self.ranking(retrieval), top_k, **self.ranking_policy())
 
     def ranked_files(self, retrieval: str = "hybrid", top_k: int | None = None) -> list[dict[str, Any]]:
-        """The files of one retrieval mode's ranking, with the pipeline's test-file policy (as `FileRanker`)."""
-        return rank_files(self.ranking(retrieval), top_k, test_files=self.test_files, question=self.question)
+        """The files of one retrieval mode's ranking, with the pipeline's `FileRanker` policies."""
+        return rank_files(self.ranking(retrieval), top_k, **self.ranking_policy())
+
+    def ranking_policy(self) -> dict[str, Any]:
+        """The keyword arguments `rank_files` and `rank_symbols` take to rank as the pipeline's `FileRanker` does."""
+        return {
+            "test_files": self.test_files,
+            "question": self.question,
+            "near_duplicate_threshold": self.near_duplicate_threshold,
+        }
 
 
 class CodeSearch:
@@ -702,13 +712,15 @@ class CodeSearch:
         documents = output.get("joiner", output.get("bm25_retriever", {})).get("documents", [])
         ranker = pipeline.get_component("ranker") if "ranker" in pipeline.graph.nodes else None
         test_files: TestFiles = getattr(ranker, "test_files", "keep")
+        threshold: float | None = getattr(ranker, "near_duplicate_threshold", None)
+        policy: dict[str, Any] = {"test_files": test_files, "question": question, "near_duplicate_threshold": threshold}
         # The pipeline's FileRanker already grouped the files; a custom pipeline without one gets the same rule.
         files = output.get("ranker", {}).get("files")
         if files is None:
-            files = rank_files(documents, top_k, test_files=test_files, question=question)
+            files = rank_files(documents, top_k, **policy)
         symbols = output.get("ranker", {}).get("symbols")
         if symbols is None:
-            symbols = rank_symbols(documents, top_k, test_files=test_files, question=question)
+            symbols = rank_symbols(documents, top_k, **policy)
         joiner = pipeline.get_component("joiner") if "joiner" in pipeline.graph.nodes else None
         answer = AskResult(
             question=question,
@@ -716,6 +728,7 @@ class CodeSearch:
             symbols=symbols,
             fusion=joiner if isinstance(joiner, RankFusion) else RankFusion(),
             test_files=test_files,
+            near_duplicate_threshold=threshold,
             documents=documents,
             rewrite=rewrite,
             bm25_documents=output.get("bm25_retriever", {}).get("documents", []),
@@ -740,7 +753,7 @@ class CodeSearch:
         statistics = repository_terms(pipeline, terms)
         if statistics is None:  # one repository, or a backend without the term statistics
             return answer
-        ranked = rank_files(answer.documents, VOTE_DEPTH, test_files=answer.test_files, question=answer.question)
+        ranked = rank_files(answer.documents, VOTE_DEPTH, **answer.ranking_policy())
         selection = select_repository(
             terms, statistics.term_documents, statistics.documents, [f.get("repo") for f in ranked]
         )
@@ -756,8 +769,8 @@ class CodeSearch:
         answer.repository_prior = dict(selection.posterior)
         answer.documents = repository_boosted(answer.documents, answer.repository_prior)
         top_k = options["top_k"]
-        answer.files = rank_files(answer.documents, top_k, test_files=answer.test_files, question=answer.question)
-        answer.symbols = rank_symbols(answer.documents, top_k, test_files=answer.test_files, question=answer.question)
+        answer.files = rank_files(answer.documents, top_k, **answer.ranking_policy())
+        answer.symbols = rank_symbols(answer.documents, top_k, **answer.ranking_policy())
         answer.rewrite["inferred_repository"] = {**record, "used": "boost"}
         answer.seconds += time.perf_counter() - started
         return answer
