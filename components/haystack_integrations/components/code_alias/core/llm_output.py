@@ -101,7 +101,7 @@ def rewrite_json_schema(
     :param max_symbols: Most symbols in the answer.
     :param max_packages: Most packages in the answer.
     :param with_rewritten: Ask for the `rewritten` text; False: the answer is `{symbols, packages, intent}` (the
-        caller composes the text from the chosen names, and the model writes a third as many tokens).
+        caller composes the text from the chosen names, and the model writes about half as many tokens).
     """
 
     def array(choices: list[str] | None, most: int) -> dict[str, Any]:
