@@ -256,6 +256,10 @@ def test_settings_from_env(service_module: Any, tmp_path: Path) -> None:
         {"CODE_ALIAS_INDEX_DIR": str(tmp_path), "CODE_ALIAS_LLM_BASE_URL": "http://127.0.0.1:9/v1"}
     )
     assert llm.generator_configured and llm.generator_status()["kind"] == "openai-compatible"
+    assert llm.llm_timeout == 20.0
+    gguf = {"CODE_ALIAS_INDEX_DIR": str(tmp_path), "CODE_ALIAS_LLM_GGUF": str(tmp_path / "m.gguf")}
+    assert service_module.ServiceSettings.from_env(gguf).llm_timeout == 120.0  # in-process: cannot be cut short
+    assert service_module.ServiceSettings.from_env({**gguf, "CODE_ALIAS_LLM_TIMEOUT": "7"}).llm_timeout == 7.0
     for bad in (
         {"CODE_ALIAS_BACKEND": "sqlite"},
         {"CODE_ALIAS_LLM_BASE_URL": "http://x/v1", "CODE_ALIAS_LLM_GGUF": "m.gguf"},

@@ -644,3 +644,19 @@ def test_code_search_replaces_the_llm_pipelines_generator(tmp_path: Path) -> Non
 
     args = _parser().parse_args(["ask", "q", "--gguf", "m.gguf", "--llm-timeout", "9", "--llm-model", "x"])
     assert (args.gguf, args.llm_timeout, args.llm_model, args.openai_base_url) == ("m.gguf", 9.0, "x", None)
+
+
+def test_a_local_gguf_model_gets_a_time_out_it_can_meet(tmp_path: Path) -> None:
+    """A time-out cannot stop an in-process generation, so `--gguf` waits 120 s unless told; a server keeps 20 s."""
+    from haystack_integrations.components.code_alias.cli import _llm_overrides, _parser
+    from haystack_integrations.components.code_alias.rewriting.generators import IN_PROCESS_TIMEOUT_S
+
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"GGUF")
+    parse = _parser().parse_args
+    generator, params = _llm_overrides(parse(["ask", "q", "--gguf", str(gguf)]))
+    assert generator is not None and generator["type"].endswith("LlamaCppChatGenerator")
+    assert params == {"timeout": IN_PROCESS_TIMEOUT_S}
+    assert _llm_overrides(parse(["ask", "q", "--gguf", str(gguf), "--llm-timeout", "9"]))[1] == {"timeout": 9.0}
+    assert _llm_overrides(parse(["ask", "q", "--openai-base-url", "http://localhost:9/v1"]))[1] is None
+    assert _llm_overrides(parse(["ask", "q", "--llm"])) == (None, None)

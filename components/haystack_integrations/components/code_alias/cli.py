@@ -113,7 +113,12 @@ def _parser() -> argparse.ArgumentParser:
         "$CODE_ALIAS_OPENAI_API_KEY or $OPENAI_API_KEY)",
     )
     ask.add_argument("--llm-model", metavar="NAME", help="model name on the OpenAI-compatible server")
-    ask.add_argument("--llm-timeout", metavar="S", type=float, help="seconds before the dictionary-only fallback")
+    ask.add_argument(
+        "--llm-timeout",
+        metavar="S",
+        type=float,
+        help="seconds before the dictionary-only fallback (default: the pipeline's 20; 120 with --gguf)",
+    )
     ask.add_argument(
         "--server",
         metavar="URL",
@@ -361,18 +366,25 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     return 0
 
 
-def _ask_here(args: argparse.Namespace, *, llm: bool) -> dict[str, Any]:
-    """Answer in this process: load the index (and the model, for a hybrid index) and run the query pipeline."""
-    from .retrieval.search import CodeSearch
-
+def _llm_overrides(args: argparse.Namespace) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """The ChatGenerator and the rewriter settings that `--gguf`, `--openai-base-url` and `--llm-timeout` ask for."""
     chat_generator: dict[str, Any] | None = None
+    timeout: float | None = args.llm_timeout
     if args.gguf or args.openai_base_url:
-        from .rewriting.generators import usable_chat_generator_spec
+        from .rewriting.generators import default_rewrite_timeout, usable_chat_generator_spec
 
         chat_generator = usable_chat_generator_spec(
             gguf=args.gguf, openai_base_url=args.openai_base_url, model=args.llm_model, timeout=args.llm_timeout
         )
-    rewriter_params = {"timeout": args.llm_timeout} if args.llm_timeout else None
+        timeout = timeout or default_rewrite_timeout(gguf=args.gguf)
+    return chat_generator, ({"timeout": timeout} if timeout else None)
+
+
+def _ask_here(args: argparse.Namespace, *, llm: bool) -> dict[str, Any]:
+    """Answer in this process: load the index (and the model, for a hybrid index) and run the query pipeline."""
+    from .retrieval.search import CodeSearch
+
+    chat_generator, rewriter_params = _llm_overrides(args)
     search = CodeSearch(
         args.index_dir,
         backend=args.backend,

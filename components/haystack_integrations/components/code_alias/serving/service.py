@@ -18,7 +18,8 @@ Configuration (environment variables, read once when the service is created):
   `CODE_ALIAS_LLM_MODEL` names the model there, the key comes from `CODE_ALIAS_OPENAI_API_KEY` or
   `OPENAI_API_KEY` (any value for local servers).
 - `CODE_ALIAS_LLM_GGUF`: a local GGUF model for `mode="llm"` instead (needs the `[llama-cpp]` extra).
-- `CODE_ALIAS_LLM_TIMEOUT`: seconds an LLM rewrite may take before the dictionary-only fallback (default 20).
+- `CODE_ALIAS_LLM_TIMEOUT`: seconds an LLM rewrite may take before the dictionary-only fallback (default 20;
+  120 with `CODE_ALIAS_LLM_GGUF`: a time-out cannot stop an in-process generation, it only discards its answer).
 - `CODE_ALIAS_TORCH_THREADS`: torch intra-op threads, and numpy's BLAS threads (default 1: a one-sentence query
   gains nothing from more, and several requests at once each get a core).
 - `CODE_ALIAS_MAX_CONCURRENT_ASKS`: pipeline runs at once; more requests wait their turn (default 4).
@@ -59,6 +60,7 @@ from haystack_integrations.components.code_alias.retrieval.search import (
     CodeSearch,
     IndexMissingError,
 )
+from haystack_integrations.components.code_alias.rewriting.generators import default_rewrite_timeout
 
 logger = logging.getLogger(__name__)
 
@@ -226,7 +228,10 @@ class ServiceSettings:
             llm_base_url=base_url,
             llm_gguf=gguf,
             llm_model=env.get("CODE_ALIAS_LLM_MODEL", "").strip() or None,
-            llm_timeout=_positive_float(env.get("CODE_ALIAS_LLM_TIMEOUT", "20"), "CODE_ALIAS_LLM_TIMEOUT"),
+            llm_timeout=_positive_float(
+                env.get("CODE_ALIAS_LLM_TIMEOUT", "").strip() or str(default_rewrite_timeout(gguf=gguf) or 20),
+                "CODE_ALIAS_LLM_TIMEOUT",
+            ),
             torch_threads=threads,
             max_concurrent_asks=_positive_int(
                 env.get("CODE_ALIAS_MAX_CONCURRENT_ASKS", "4"), "CODE_ALIAS_MAX_CONCURRENT_ASKS"
