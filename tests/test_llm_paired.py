@@ -72,3 +72,21 @@ def test_a_with_spec_without_results_is_refused(tmp_path: Path) -> None:
         paired.main(["--out", str(main_run), "--with", f"x={tmp_path / 'missing'}"])
     with pytest.raises(SystemExit):
         paired.main(["--out", str(main_run), "--with", "no-equals-sign"])
+
+
+def test_the_plot_reads_what_llm_paired_writes(tmp_path: Path) -> None:
+    """benchmarks/llm_plot.py draws a panel per set from `llm_paired.py --json` files, and names a bad one."""
+    paired = _module()
+    run = _write(tmp_path / "run", [_record(r, i, 1.0) for i in ("a", "b") for r in ("none", "dictionary", "llm")])
+    comparison = tmp_path / "paired.json"
+    assert paired.main(["--out", str(run), "--json", str(comparison)]) == 0
+    spec = importlib.util.spec_from_file_location("llm_plot", ROOT / "benchmarks" / "llm_plot.py")
+    assert spec is not None and spec.loader is not None
+    plot = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(plot)
+    png = tmp_path / "rows.png"
+    assert plot.main(["--set", f"A={comparison}", "--set", f"B={comparison}", "--out", str(png)]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
+    assert plot.panels([f"A={comparison}"])[0][0] == "A, n 2"
+    with pytest.raises(SystemExit):
+        plot.main(["--set", f"A={tmp_path / 'missing.json'}", "--out", str(png)])
