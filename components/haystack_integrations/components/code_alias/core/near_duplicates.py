@@ -31,8 +31,15 @@ def token_set(text: str) -> frozenset[str]:
 
 def jaccard(first: frozenset[str], second: frozenset[str]) -> float:
     """|A & B| / |A | B|; 0.0 for two empty sets."""
-    union = len(first | second)
-    return len(first & second) / union if union else 0.0
+    shared = len(first & second)
+    union = len(first) + len(second) - shared  # without building the union set
+    return shared / union if union else 0.0
+
+
+def _may_reach(first: frozenset[str], second: frozenset[str], threshold: float) -> bool:
+    """Whether `jaccard(first, second)` can reach `threshold`: it is at most the smaller size over the larger."""
+    small, large = sorted((len(first), len(second)))
+    return large > 0 and small / large >= threshold
 
 
 def near_duplicate_positions(
@@ -59,7 +66,7 @@ def near_duplicate_positions(
         tokens = tokens_of(item)
         if len(tokens) < min_tokens:
             continue
-        if any(jaccard(tokens, other) >= threshold for other in judged):
+        if any(_may_reach(tokens, other, threshold) and jaccard(tokens, other) >= threshold for other in judged):
             copies.add(position)
         else:
             judged.append(tokens)
