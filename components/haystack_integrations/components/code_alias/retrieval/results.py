@@ -113,6 +113,13 @@ def rank_symbols(
     (chunks that define nothing) are left out. Test files and near-duplicate copies follow the same policies as
     in `rank_files`.
     """
+    copies = near_duplicate_files(documents, near_duplicate_threshold)
+    return _rank_symbols(documents, top_k, test_files=test_files, question=question, copies=copies)
+
+
+def _rank_symbols(
+    documents: list[Document], top_k: int | None, *, test_files: TestFiles, question: str | None, copies: set[FileKey]
+) -> list[RankedSymbol]:
     if test_files not in TEST_FILE_POLICIES:
         raise ValueError(f"test_files must be one of {TEST_FILE_POLICIES}, got {test_files!r}")
     seen: set[tuple[Any, str, str]] = set()
@@ -130,7 +137,6 @@ def rank_symbols(
                 tests.append(document)
             continue
         code.append(document)
-    copies = near_duplicate_files(documents, near_duplicate_threshold)
     ranked: list[RankedSymbol] = []
     in_order = _copies_last(code, copies, _document_file) + _copies_last(tests, copies, _document_file)
     for rank, document in enumerate(in_order, 1):
@@ -177,6 +183,27 @@ def rank_files(
     :param near_duplicate_threshold: A file whose retrieved chunks share at least this share of their tokens
         (Jaccard) with a better-ranked file's goes after the distinct files (`near_duplicate_files`); None: off.
     """
+    copies = near_duplicate_files(documents, near_duplicate_threshold)
+    return _rank_files(documents, top_k, test_files=test_files, question=question, copies=copies)
+
+
+def rank_symbols_and_files(
+    documents: list[Document],
+    top_k: int | None = None,
+    *,
+    test_files: TestFiles = "keep",
+    question: str | None = None,
+    near_duplicate_threshold: float | None = None,
+) -> tuple[list[RankedSymbol], list[dict[str, Any]]]:
+    """`rank_symbols` and `rank_files` of one chunk ranking, its near-duplicate files judged once for both."""
+    copies = near_duplicate_files(documents, near_duplicate_threshold)
+    policy: dict[str, Any] = {"test_files": test_files, "question": question, "copies": copies}
+    return _rank_symbols(documents, top_k, **policy), _rank_files(documents, top_k, **policy)
+
+
+def _rank_files(
+    documents: list[Document], top_k: int | None, *, test_files: TestFiles, question: str | None, copies: set[FileKey]
+) -> list[dict[str, Any]]:
     if test_files not in TEST_FILE_POLICIES:
         raise ValueError(f"test_files must be one of {TEST_FILE_POLICIES}, got {test_files!r}")
     files: dict[tuple[Any, str], dict[str, Any]] = {}
@@ -190,7 +217,7 @@ def rank_files(
         entry = files.setdefault((repo, path), {**first, "repo": repo} if repo is not None else first)
         entry["hits"].append(chunk_hit(document))
     ranked = sorted(files.values(), key=lambda f: f["rank"])
-    ranked = _copies_last(ranked, near_duplicate_files(documents, near_duplicate_threshold), _entry_file)
+    ranked = _copies_last(ranked, copies, _entry_file)
     if test_files != "keep" and not asks_about_tests(question):
         code = [f for f in ranked if not is_test_file(f["file_path"])]
         tests = [f for f in ranked if is_test_file(f["file_path"])] if test_files == "demote" else []
@@ -267,13 +294,12 @@ class FileRanker:
         :returns: `symbols` (qualified name, kind, file, lines, package, score and *why*: the evidence behind its
             place), `files` (file_path, score, rank, hits with symbol and lines) and the `documents` unchanged.
         """
-        limit = top_k or self.top_k
-        threshold = self.near_duplicate_threshold
-        symbols = rank_symbols(
-            documents, limit, test_files=self.test_files, question=question, near_duplicate_threshold=threshold
-        )
-        files = rank_files(
-            documents, limit, test_files=self.test_files, question=question, near_duplicate_threshold=threshold
+        symbols, files = rank_symbols_and_files(
+            documents,
+            top_k or self.top_k,
+            test_files=self.test_files,
+            question=question,
+            near_duplicate_threshold=self.near_duplicate_threshold,
         )
         return {"symbols": symbols, "files": files, "documents": documents}
 

@@ -24,7 +24,7 @@ from ..indexing import index_files, index_mode, repositories
 from ..indexing.store import CodeIndexDocumentStore, writer_stores
 from ..paths import INDEX_DIR_ENV, resolve_index_dir
 from .fusion import RankFusion
-from .results import RankedSymbol, TestFiles, rank_files, rank_symbols
+from .results import RankedSymbol, TestFiles, rank_files, rank_symbols, rank_symbols_and_files
 
 Backend = Literal["embedded", "elasticsearch"]
 PIPELINE_FILES: dict[tuple[Backend, str], str] = {
@@ -769,8 +769,7 @@ class CodeSearch:
         answer.repository_prior = dict(selection.posterior)
         answer.documents = repository_boosted(answer.documents, answer.repository_prior)
         top_k = options["top_k"]
-        answer.files = rank_files(answer.documents, top_k, **answer.ranking_policy())
-        answer.symbols = rank_symbols(answer.documents, top_k, **answer.ranking_policy())
+        answer.symbols, answer.files = rank_symbols_and_files(answer.documents, top_k, **answer.ranking_policy())
         answer.rewrite["inferred_repository"] = {**record, "used": "boost"}
         answer.seconds += time.perf_counter() - started
         return answer
