@@ -247,6 +247,52 @@ def test_a_container_never_displaces_its_member() -> None:
     assert [d.id for d in out] == ["m", "c"]
 
 
+def test_a_namesake_in_another_module_never_displaces_a_member_of_the_named_symbol() -> None:
+    # Lite django-10924: "Allow FilePathField path to accept a callable." The question's own best is the model
+    # field's formfield; the rewrite's first FilePathField definition is the *form* field, another module.
+    formfield = _doc("m", "django/db/models/fields/__init__.py", "django.db.models.fields.FilePathField.formfield")
+    form_field = _doc("f", "django/forms/fields.py", "django.forms.fields.FilePathField")
+    model_field = _doc("c", "django/db/models/fields/__init__.py", "django.db.models.fields.FilePathField")
+    hints = [{"kind": "symbol", "name": "FilePathField", "confidence": 0.95, "reasons": ["exact"]}]
+    out = RankFusion().run(
+        bm25_documents=[formfield, form_field], definition_documents=[form_field, model_field], hints=hints
+    )["documents"]
+    assert [d.id for d in out][:2] == ["m", "f"]
+    # The module path is no enclosing class: a symbol named like a folder ("fields") protects nothing.
+    folder = [{"kind": "symbol", "name": "fields", "confidence": 0.95, "reasons": ["exact"]}]
+    fields = _doc("x", "fields.py", "fields.fields")
+    moved = RankFusion().run(bm25_documents=[formfield, fields], definition_documents=[fields], hints=folder)
+    assert moved["documents"][0].id == "x"
+
+
+def test_a_member_of_another_written_name_keeps_the_top() -> None:
+    # Lite django-13658: "ManagementUtility instantiates CommandParser without ...": both names written; the
+    # question's own best, ManagementUtility.execute, answers one of them more specifically than CommandParser.
+    execute = _doc("e", "django/core/management/__init__.py", "django.core.management.ManagementUtility.execute")
+    parser = _doc("p", "django/core/management/base.py", "django.core.management.base.CommandParser")
+    utility = _doc("u", "django/core/management/__init__.py", "django.core.management.ManagementUtility")
+    hints = [
+        {"kind": "symbol", "name": "CommandParser", "confidence": 0.95, "reasons": ["exact"]},
+        {"kind": "symbol", "name": "ManagementUtility", "confidence": 0.95, "reasons": ["exact"]},
+    ]
+    out = RankFusion().run(bm25_documents=[execute, parser], definition_documents=[parser, utility], hints=hints)
+    assert out["documents"][0].id == "e"
+    only_parser = RankFusion().run(bm25_documents=[execute, parser], definition_documents=[parser], hints=hints[:1])
+    assert only_parser["documents"][0].id == "p"  # the one name written: it may take the top
+
+
+def test_the_first_symbol_outside_tests_is_guarded_when_a_test_leads() -> None:
+    # Lite sympy-24152: BM25's first is a test; the answer demotes tests, so its first symbol is the question's
+    # best code definition, a member of the named class, which the class must not displace.
+    test = _doc("t", "sympy/physics/quantum/tests/test_tensorproduct.py", "tests.test_tensorproduct.test_expand")
+    member = _doc("m", "sympy/physics/quantum/tensorproduct.py", "quantum.tensorproduct.TensorProduct._eval_expand")
+    owner = _doc("c", "sympy/physics/quantum/tensorproduct.py", "quantum.tensorproduct.TensorProduct")
+    hints = [{"kind": "symbol", "name": "TensorProduct", "confidence": 0.95, "reasons": ["exact"]}]
+    fused = RankFusion().run(bm25_documents=[test, member, owner], definition_documents=[owner], hints=hints)
+    ranked = rank_symbols(fused["documents"], test_files="demote", question="Bug in expand of TensorProduct")
+    assert [s["qualified_name"] for s in ranked][:2] == [member.meta["qualified_name"], owner.meta["qualified_name"]]
+
+
 def test_fusion_provenance_and_symbol_answers() -> None:
     documents = _fuse(0.95)
     assert documents[0].meta["fusion"]["ranks"] == {"bm25": 3, "definitions": 1}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import PurePosixPath
 from typing import Any
 
 from haystack import Document, component, default_from_dict, default_to_dict
@@ -10,6 +11,7 @@ from haystack import Document, component, default_from_dict, default_to_dict
 from .._legacy import with_current_type
 from ..core.fusion import RRF_K, Fused, definition_weight, protect_question_top, reciprocal_rank_fusion
 from ..core.hints import SymbolEvidence, evidence_kinds
+from ..core.testfiles import is_test_file
 
 #: The named lists, in the order ties are broken.
 LISTS: tuple[str, ...] = ("bm25", "embedding", "definitions")
@@ -34,10 +36,11 @@ class RankFusion:
     definition (the first symbol) stay the question's own best (BM25 and embedding fused) unless a definition at
     least `top_confidence` sure outranks them, or one whose evidence holds every kind of one of the `top_evidence`
     sets (default: *described*, every word of its name in a short question, and *retrieved*, found by the first
-    retrieval pass: the question spells the name out in words and the retrievers agree), and never for a
-    container of the question's best (`FilePathField`
-    does not displace `FilePathField.formfield`): RRF's top is flat, so even a small weight would otherwise let
-    a guess take it. So the rewrite adds candidates below the top, and takes the top only for a name the user
+    retrieval pass: the question spells the name out in words and the retrievers agree), and never from a
+    member of a symbol the rewrite is sure of (`FilePathField`, nor a namesake `FilePathField` in another module,
+    does not displace `FilePathField.formfield`). The first definition outside test files is guarded the same
+    way, since `FileRanker` demotes tests: RRF's top is flat, so even a small weight would otherwise let a guess
+    take it. So the rewrite adds candidates below the top, and takes the top only for a name the user
     wrote out or a nickname. See `core.fusion` for the formula. Every output document's `meta["fusion"]` says where
     it came from: its rank in each list, and for a definition, the symbol, its confidence and evidence (the *why*
     of a symbol answer).
@@ -223,19 +226,40 @@ class RankFusion:
         # The module remainder the question found first: a definition inside it is more specific.
         top_module = None if top_meta.get("qualified_name") else top_meta.get("file_path")
 
+        # The short names of the symbols the rewrite is sure enough of to take the top.
+        confident_names = {self._short_name(by_id[item].meta) for item in top_confident if item in by_id}
+
         def may_displace(item: str, best: str) -> bool:
             usurper, question_best = by_id[item].meta, by_id[best].meta
+            # Never from one of its own members, nor from a member of any symbol the rewrite is sure of: the
+            # question's own best `FilePathField.formfield` already answers "FilePathField" more specifically than
+            # the class does, or than a namesake class in another module (Lite django-10924, BENCHMARKS.md 6).
+            inner, outer = question_best.get("qualified_name"), usurper.get("qualified_name")
+            if inner and outer and str(inner).startswith(f"{outer}."):
+                return False
+            if self._enclosing_names(question_best) & confident_names:
+                return False
             if top_module is not None and usurper.get("file_path") == top_module:
                 return True
-            # A confident definition takes the top, but never from one of its own members: the question's own
-            # best `FilePathField.formfield` is more specific than the `FilePathField` it names.
-            inner, outer = question_best.get("qualified_name"), usurper.get("qualified_name")
-            member = bool(inner and outer and str(inner).startswith(f"{outer}."))
-            return item in top_confident and not member
+            return item in top_confident
 
-        for among in (None, defining):
+        # The first chunk (the first file), the first definition (the first symbol), and the first definition
+        # outside test files: `FileRanker` demotes tests, so that is the answer's first symbol when a test leads.
+        code = {item for item in defining if not is_test_file(str(by_id[item].meta.get("file_path") or ""))}
+        for among in (None, defining, code):
             fused = protect_question_top(fused, question_ranking, may_displace, among=among)
         return fused
+
+    @staticmethod
+    def _short_name(meta: dict[str, Any]) -> str:
+        return str(meta.get("symbol") or meta.get("qualified_name") or "").rsplit(".", 1)[-1]
+
+    @staticmethod
+    def _enclosing_names(meta: dict[str, Any]) -> set[str]:
+        """The classes (namespaces) a definition sits in: its qualified name's parts, less the name and the module."""
+        parts = str(meta.get("qualified_name") or "").split(".")[:-1]
+        module = set(PurePosixPath(str(meta.get("file_path") or "")).with_suffix("").parts)
+        return {part for part in parts if part and part not in module}
 
     @staticmethod
     def _hint_of(document: Document, hints: SymbolEvidence) -> tuple[str, tuple[float, tuple[str, ...]] | None]:
