@@ -128,3 +128,46 @@ def test_near_duplicate_core_and_threshold_checks() -> None:
         FileRanker(near_duplicate_threshold=1.5)
     ranker = FileRanker(near_duplicate_threshold=0.9)
     assert FileRanker.from_dict(ranker.to_dict()).near_duplicate_threshold == 0.9
+
+
+# ---- declaration files and their implementation -----------------------------------------------------------------
+def _ts(path: str, text: str, symbol: str | None = None) -> Document:
+    meta = {"file_path": path, **({"symbol": symbol, "qualified_name": f"hooks.src.{symbol}"} if symbol else {})}
+    return Document(content=text, meta=meta)
+
+
+# preact-3739: the hooks' declarations outrank the hooks themselves; the question asks where the code is.
+HOOKS = [
+    _ts("hooks/src/index.d.ts", "export function useReducer<S, A>(reducer: Reducer<S, A>): [S, (action: A) => void];"),
+    _ts("src/index.d.ts", "export interface Component { setState(state: object): void }", "Component"),
+    _ts("hooks/src/index.d.ts", "export type PropRef<T> = { current?: T };", "PropRef"),
+    _ts("src/diff/index.js", "export function diff(parentDom, newVNode) { newVNode._component }", "diff"),
+    _ts("hooks/src/index.js", "export function useReducer(reducer, initialState) { hookState._value }", "useReducer"),
+    _ts("hooks/src/index.js", "export function useState(initial) { return useReducer(invokeOrReturn) }", "useState"),
+]
+
+
+def test_an_implementation_goes_just_before_its_own_declaration_file() -> None:
+    plain = ["hooks/src/index.d.ts", "src/index.d.ts", "src/diff/index.js", "hooks/src/index.js"]
+    assert _paths(rank_files(HOOKS)) == plain  # off unless asked for
+    moved = ["hooks/src/index.js", "hooks/src/index.d.ts", "src/index.d.ts", "src/diff/index.js"]
+    assert _paths(rank_files(HOOKS, implementation_first=True)) == moved
+    symbols = [s["qualified_name"] for s in rank_symbols(HOOKS, implementation_first=True)]
+    assert symbols == ["hooks.src.useReducer", "hooks.src.useState", "hooks.src.Component", "hooks.src.PropRef",
+                       "hooks.src.diff"]  # fmt: skip
+    assert _paths(FileRanker().run(documents=HOOKS)["files"]) == moved  # the component's default
+    assert _paths(FileRanker(implementation_first=False).run(documents=HOOKS)["files"]) == plain
+    again = FileRanker.from_dict(FileRanker(implementation_first=False).to_dict())
+    assert again.implementation_first is False
+
+
+def test_only_an_implementation_of_what_the_declaration_declares_moves() -> None:
+    # axios: the root index.js re-exports lib/ and defines nothing index.d.ts's retrieved chunks declare.
+    axios = [
+        _ts("index.d.ts", "export class AxiosHeaders { set(headerName: string): AxiosHeaders }", "AxiosHeaders"),
+        _ts("lib/adapters/http.js", "export default function httpAdapter(config) {}", "httpAdapter"),
+        _ts("index.js", "import axios from './lib/axios.js'; export { axios as default, AxiosError }"),
+    ]
+    assert _paths(rank_files(axios, implementation_first=True)) == ["index.d.ts", "lib/adapters/http.js", "index.js"]
+    ahead = [HOOKS[4], *HOOKS[:4]]  # the implementation already leads: nothing moves
+    assert _paths(rank_files(ahead, implementation_first=True))[:2] == ["hooks/src/index.js", "hooks/src/index.d.ts"]

@@ -107,12 +107,15 @@ def rank_symbols(
     test_files: TestFiles = "keep",
     question: str | None = None,
     near_duplicate_threshold: float | None = None,
+    implementation_first: bool = False,
 ) -> list[RankedSymbol]:
     """
     The definitions of a chunk ranking, best first, each once (by file and qualified name); module remainders
-    (chunks that define nothing) are left out. Test files and near-duplicate copies follow the same policies as
-    in `rank_files`.
+    (chunks that define nothing) are left out. Test files, near-duplicate copies and declaration files follow the
+    same policies as in `rank_files`.
     """
+    if implementation_first:
+        documents = implementations_first(documents)
     copies = near_duplicate_files(documents, near_duplicate_threshold)
     return _rank_symbols(documents, top_k, test_files=test_files, question=question, copies=copies)
 
@@ -171,6 +174,7 @@ def rank_files(
     test_files: TestFiles = "keep",
     question: str | None = None,
     near_duplicate_threshold: float | None = None,
+    implementation_first: bool = False,
 ) -> list[dict[str, Any]]:
     """
     Group ranked chunks by file: a file ranks by its best chunk; its chunks are listed best first.
@@ -182,7 +186,11 @@ def rank_files(
     :param question: The question, for that exception.
     :param near_duplicate_threshold: A file whose retrieved chunks share at least this share of their tokens
         (Jaccard) with a better-ranked file's goes after the distinct files (`near_duplicate_files`); None: off.
+    :param implementation_first: A retrieved implementation goes just before its own declaration file
+        (`implementations_first`: `index.js` before `index.d.ts`).
     """
+    if implementation_first:
+        documents = implementations_first(documents)
     copies = near_duplicate_files(documents, near_duplicate_threshold)
     return _rank_files(documents, top_k, test_files=test_files, question=question, copies=copies)
 
@@ -194,8 +202,11 @@ def rank_symbols_and_files(
     test_files: TestFiles = "keep",
     question: str | None = None,
     near_duplicate_threshold: float | None = None,
+    implementation_first: bool = False,
 ) -> tuple[list[RankedSymbol], list[dict[str, Any]]]:
     """`rank_symbols` and `rank_files` of one chunk ranking, its near-duplicate files judged once for both."""
+    if implementation_first:
+        documents = implementations_first(documents)
     copies = near_duplicate_files(documents, near_duplicate_threshold)
     policy: dict[str, Any] = {"test_files": test_files, "question": question, "copies": copies}
     return _rank_symbols(documents, top_k, **policy), _rank_files(documents, top_k, **policy)
@@ -240,6 +251,72 @@ def _copies_last(items: list[Any], copies: set[FileKey], file_of: Callable[[Any]
     return [i for i in items if file_of(i) not in copies] + [i for i in items if file_of(i) in copies]
 
 
+#: TypeScript declaration files, and the extensions their implementation may have beside them.
+_DECLARATION = re.compile(r"^(?P<stem>.+)\.d\.(?:ts|mts|cts)$")
+_IMPLEMENTATION_SUFFIXES = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
+
+
+def _declares(documents: list[Document], declaration: FileKey, names: set[str]) -> bool:
+    """Whether one of `names` is written in the retrieved chunks of the declaration file."""
+    if not names:
+        return False
+    return any(
+        names & token_set(document.content or "") for document in documents if _document_file(document) == declaration
+    )
+
+
+def implementations_first(documents: list[Document]) -> list[Document]:
+    """
+    The chunk ranking with each retrieved implementation ahead of its own declaration file: where the ranking
+    holds both `hooks/src/index.d.ts` and `hooks/src/index.js`, and a name that `index.js`'s retrieved chunks
+    define is written in the retrieved chunks of `index.d.ts` (`useReducer`), the chunks of `index.js` move (in
+    their order) to just before the first chunk of `index.d.ts`. The declaration's rank is evidence for the
+    module, and "where is the code that..." is answered by the code; the declaration follows at once. Nothing
+    else moves.
+    """
+    position: dict[FileKey, int] = {}
+    defined: dict[FileKey, set[str]] = {}  # what each file's retrieved chunks define
+    for index, document in enumerate(documents):
+        file = _document_file(document)
+        position.setdefault(file, index)
+        name = document.meta.get("symbol") or str(document.meta.get("qualified_name") or "").rsplit(".", 1)[-1]
+        if name:
+            defined.setdefault(file, set()).add(str(name))
+    lead: dict[FileKey, FileKey] = {}  # implementation -> the declaration it goes before
+    for repo, path in position:
+        match = _DECLARATION.match(path)
+        if not match:
+            continue
+        for suffix in _IMPLEMENTATION_SUFFIXES:
+            implementation = (repo, match.group("stem") + suffix)
+            if implementation not in position:
+                continue
+            # Only an implementation of what the declaration's retrieved chunks declare (a name it defines is
+            # written there): a package's `index.js` that re-exports `lib/` is no implementation of its `index.d.ts`.
+            if position[implementation] > position[(repo, path)] and _declares(
+                documents, (repo, path), defined.get(implementation, set())
+            ):
+                lead[implementation] = (repo, path)
+            break
+    if not lead:
+        return documents
+    moved = {file: [d for d in documents if _document_file(d) == file] for file in lead}
+    before: dict[FileKey, list[Document]] = {}
+    for implementation, declaration in lead.items():
+        before.setdefault(declaration, []).extend(moved[implementation])
+    reordered: list[Document] = []
+    placed: set[FileKey] = set()
+    for document in documents:
+        file = _document_file(document)
+        if file in lead:
+            continue
+        if file in before and file not in placed:
+            placed.add(file)
+            reordered.extend(before[file])
+        reordered.append(document)
+    return reordered
+
+
 @component
 class FileRanker:
     """
@@ -249,6 +326,8 @@ class FileRanker:
     Test files can go after the code (`test_files="demote"`, the shipped pipelines' setting: "where is X" is
     rarely answered by a test) unless the question itself is about tests. A near-duplicate copy of a better-ranked
     file (`index.d.cts` after `index.d.ts`, a `_py39` twin) goes after the distinct files, and so do its symbols.
+    A TypeScript declaration file yields its place to its own implementation when the ranking retrieved both
+    (`hooks/src/index.js` just before `hooks/src/index.d.ts`): the question asks where the code is.
 
     ### Usage example
 
@@ -268,6 +347,8 @@ class FileRanker:
     :param near_duplicate_threshold: Token overlap (Jaccard, of what the ranking retrieved of each file) from which
         a file counts as a copy of a better-ranked one and goes after the distinct files; None keeps copies in
         place.
+    :param implementation_first: A retrieved implementation goes just before its own declaration file (`.d.ts`);
+        False keeps the declaration in place.
     """
 
     def __init__(
@@ -276,6 +357,7 @@ class FileRanker:
         top_k: int = 10,
         test_files: TestFiles = "keep",
         near_duplicate_threshold: float | None = DEFAULT_THRESHOLD,
+        implementation_first: bool = True,
     ) -> None:
         if test_files not in TEST_FILE_POLICIES:
             raise ValueError(f"test_files must be one of {TEST_FILE_POLICIES}, got {test_files!r}")
@@ -284,6 +366,7 @@ class FileRanker:
         self.top_k = top_k
         self.test_files = test_files
         self.near_duplicate_threshold = near_duplicate_threshold
+        self.implementation_first = implementation_first
 
     @component.output_types(symbols=list[RankedSymbol], files=list[dict[str, Any]], documents=list[Document])
     def run(self, documents: list[Document], top_k: int | None = None, question: str | None = None) -> dict[str, Any]:
@@ -300,6 +383,7 @@ class FileRanker:
             test_files=self.test_files,
             question=question,
             near_duplicate_threshold=self.near_duplicate_threshold,
+            implementation_first=self.implementation_first,
         )
         return {"symbols": symbols, "files": files, "documents": documents}
 
@@ -311,7 +395,11 @@ class FileRanker:
 
     def to_dict(self) -> dict[str, Any]:
         return default_to_dict(
-            self, top_k=self.top_k, test_files=self.test_files, near_duplicate_threshold=self.near_duplicate_threshold
+            self,
+            top_k=self.top_k,
+            test_files=self.test_files,
+            near_duplicate_threshold=self.near_duplicate_threshold,
+            implementation_first=self.implementation_first,
         )
 
     @classmethod

@@ -150,6 +150,8 @@ class AskResult:
     test_files: TestFiles = "keep"
     #: The pipeline's `FileRanker.near_duplicate_threshold`: copies of a better-ranked file go after the others.
     near_duplicate_threshold: float | None = None
+    #: The pipeline's `FileRanker.implementation_first`: an implementation goes before its own `.d.ts`.
+    implementation_first: bool = False
     fusion: RankFusion = field(default_factory=RankFusion)
     #: Repository -> posterior that re-ranks every mode's chunks (`core.repository_selection`); None: no prior.
     repository_prior: dict[str, float] | None = None
@@ -202,6 +204,7 @@ class AskResult:
             "test_files": self.test_files,
             "question": self.question,
             "near_duplicate_threshold": self.near_duplicate_threshold,
+            "implementation_first": self.implementation_first,
         }
 
 
@@ -713,7 +716,13 @@ class CodeSearch:
         ranker = pipeline.get_component("ranker") if "ranker" in pipeline.graph.nodes else None
         test_files: TestFiles = getattr(ranker, "test_files", "keep")
         threshold: float | None = getattr(ranker, "near_duplicate_threshold", None)
-        policy: dict[str, Any] = {"test_files": test_files, "question": question, "near_duplicate_threshold": threshold}
+        implementation_first: bool = getattr(ranker, "implementation_first", False)
+        policy: dict[str, Any] = {
+            "test_files": test_files,
+            "question": question,
+            "near_duplicate_threshold": threshold,
+            "implementation_first": implementation_first,
+        }
         # The pipeline's FileRanker already grouped the files; a custom pipeline without one gets the same rule.
         files = output.get("ranker", {}).get("files")
         if files is None:
@@ -729,6 +738,7 @@ class CodeSearch:
             fusion=joiner if isinstance(joiner, RankFusion) else RankFusion(),
             test_files=test_files,
             near_duplicate_threshold=threshold,
+            implementation_first=implementation_first,
             documents=documents,
             rewrite=rewrite,
             bm25_documents=output.get("bm25_retriever", {}).get("documents", []),
