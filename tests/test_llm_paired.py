@@ -90,3 +90,25 @@ def test_the_plot_reads_what_llm_paired_writes(tmp_path: Path) -> None:
     assert plot.panels([f"A={comparison}"])[0][0] == "A, n 2"
     with pytest.raises(SystemExit):
         plot.main(["--set", f"A={tmp_path / 'missing.json'}", "--out", str(png)])
+
+
+def test_two_runs_of_the_same_rows_are_paired_by_instance(tmp_path: Path) -> None:
+    spec = importlib.util.spec_from_file_location("runs_paired", ROOT / "benchmarks" / "runs_paired.py")
+    assert spec is not None and spec.loader is not None
+    runs = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(runs)
+    before = [_record(r, i, 0.0) | {"files": ["old.py"]} for i in ("a", "b", "c") for r in ("none", "dictionary")]
+    after = [_record("dictionary", i, 1.0 if i != "c" else 0.0) | {"files": ["new.py"]} for i in ("a", "b", "c")]
+    after.append(_record("dictionary", "d", 1.0))  # only in the new run: not paired
+    out = tmp_path / "runs.json"
+    args = ["--before", str(_write(tmp_path / "old", before)), "--after", str(_write(tmp_path / "new", after))]
+    assert runs.main([*args, "--json", str(out)]) == 0
+    result = json.loads(out.read_text())
+    assert list(result) == ["title/dictionary/bm25"]  # the none row is in one run only
+    entry = result["title/dictionary/bm25"]
+    assert entry["paired_instances"] == 3 and entry["before"]["acc@1"] == 0.0 and entry["after"]["acc@1"] == 66.7
+    cell = entry["after vs before"]["acc@1"]
+    assert (cell["wins"], cell["losses"]) == (2, 0)
+    assert entry["top_moved"]["a"] == ["file: old.py -> new.py"]
+    with pytest.raises(SystemExit):
+        runs.main(["--before", str(tmp_path / "missing"), "--after", str(tmp_path / "new")])
