@@ -293,6 +293,23 @@ def test_the_first_symbol_outside_tests_is_guarded_when_a_test_leads() -> None:
     assert [s["qualified_name"] for s in ranked][:2] == [member.meta["qualified_name"], owner.meta["qualified_name"]]
 
 
+def test_when_a_test_leads_a_guess_may_not_take_the_first_code_symbol_but_a_written_name_may() -> None:
+    # matplotlib-25311 (a guess held back) and preact-3345 full text (a name the issue writes out, 0.6 sure once
+    # shared with the other names it writes, takes the first code symbol as it did before the guard).
+    test = _doc("t", "tests/test_pickle.py", "tests.test_pickle.test_simple")
+    own = _doc("p", "lib/pyplot.py", "pyplot.subplot")
+    other = _doc("g", "hooks/src/index.js", "hooks.src.useErrorBoundary")
+
+    def first_code(confidence: float) -> str:
+        hints = [{"kind": "symbol", "name": "useErrorBoundary", "confidence": confidence, "reasons": ["exact"]}]
+        fused = RankFusion().run(bm25_documents=[test, own, other], definition_documents=[other], hints=hints)
+        return rank_symbols(fused["documents"], test_files="demote", question="where")[0]["qualified_name"]
+
+    assert first_code(0.3) == "pyplot.subplot"  # a guess: the question's own best code definition stays first
+    assert first_code(0.6) == "hooks.src.useErrorBoundary"  # written out: it may
+    assert first_code(0.6) != first_code(0.49)  # the line is `strong_confidence`
+
+
 def test_fusion_provenance_and_symbol_answers() -> None:
     documents = _fuse(0.95)
     assert documents[0].meta["fusion"]["ranks"] == {"bm25": 3, "definitions": 1}

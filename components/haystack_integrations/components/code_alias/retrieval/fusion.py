@@ -38,9 +38,10 @@ class RankFusion:
     sets (default: *described*, every word of its name in a short question, and *retrieved*, found by the first
     retrieval pass: the question spells the name out in words and the retrievers agree), and never from a
     member of a symbol the rewrite is sure of (`FilePathField`, nor a namesake `FilePathField` in another module,
-    does not displace `FilePathField.formfield`). The first definition outside test files is guarded the same
-    way, since `FileRanker` demotes tests: RRF's top is flat, so even a small weight would otherwise let a guess
-    take it. So the rewrite adds candidates below the top, and takes the top only for a name the user
+    does not displace `FilePathField.formfield`). The first definition outside test files (the answer's first
+    symbol when a test leads, since `FileRanker` demotes tests) is guarded against word-overlap guesses, and yields
+    to any symbol at least `strong_confidence` sure. RRF's top is flat, so even a small weight would otherwise let
+    a guess take it. So the rewrite adds candidates below the top, and takes the top only for a name the user
     wrote out or a nickname. See `core.fusion` for the formula. Every output document's `meta["fusion"]` says where
     it came from: its rank in each list, and for a definition, the symbol, its confidence and evidence (the *why*
     of a symbol answer).
@@ -142,10 +143,10 @@ class RankFusion:
         lists = {name: [d.id for d in documents] for name, documents in named.items() if documents}
         evidence = symbol_evidence if symbol_evidence is not None else SymbolEvidence.from_hints(hints or [])
         definition_symbols = {d.id: self._hint_of(d, evidence) for d in reversed(named["definitions"])}
-        item_weights, top_confident = self._definition_weights(named, definition_symbols)
+        item_weights, top_confident, strong = self._definition_weights(named, definition_symbols)
         fused = reciprocal_rank_fusion(lists, weights=self.weights, item_weights=item_weights, k=self.k)
         if self.protect_top and self.confidence_weighting and fused and "definitions" in lists:
-            fused = self._guard_top(fused, lists, by_id, top_confident)
+            fused = self._guard_top(fused, lists, by_id, top_confident, strong)
         limit = top_k or self.top_k
         documents = []
         for entry in fused[:limit] if limit else fused:
@@ -184,18 +185,24 @@ class RankFusion:
         self,
         named: dict[str, list[Document]],
         definition_symbols: dict[str, tuple[str, tuple[float, tuple[str, ...]] | None]],
-    ) -> tuple[dict[str, dict[str, float]], set[str]]:
-        """Each definition's weight (`core.fusion.definition_weight`), and the definitions sure enough for the top."""
+    ) -> tuple[dict[str, dict[str, float]], set[str], set[str]]:
+        """
+        Each definition's weight (`core.fusion.definition_weight`), the definitions sure enough for the top, and
+        those at least `strong_confidence` sure (a name the question writes out, not a word-overlap guess).
+        """
         if not named["definitions"] or not self.confidence_weighting:
-            return {}, set()
+            return {}, set(), set()
         question_found = {d.id for name in ("bm25", "embedding") for d in named[name][: self.corroboration_depth]}
         weights: dict[str, float] = {}
         top_confident: set[str] = set()
+        strong: set[str] = set()
         for document in named["definitions"]:
             _, hint = definition_symbols[document.id]
             confidence = hint[0] if hint else UNKNOWN_CONFIDENCE
             if confidence >= self.top_confidence or (hint and self._evidence_may_take_top(hint[1])):
                 top_confident.add(document.id)
+            if confidence >= self.strong_confidence:
+                strong.add(document.id)
             weights.setdefault(
                 document.id,
                 definition_weight(
@@ -206,7 +213,7 @@ class RankFusion:
                     uncorroborated_factor=self.uncorroborated_factor,
                 ),
             )
-        return {"definitions": weights}, top_confident
+        return {"definitions": weights}, top_confident, strong
 
     def _evidence_may_take_top(self, reasons: tuple[str, ...]) -> bool:
         """Whether a symbol's evidence holds every kind of one of the `top_evidence` sets."""
@@ -216,7 +223,12 @@ class RankFusion:
         return any(needed <= kinds for needed in self._top_evidence_sets)
 
     def _guard_top(
-        self, fused: list[Fused], lists: dict[str, list[str]], by_id: dict[str, Document], top_confident: set[str]
+        self,
+        fused: list[Fused],
+        lists: dict[str, list[str]],
+        by_id: dict[str, Document],
+        top_confident: set[str],
+        strong: set[str],
     ) -> list[Fused]:
         """The first chunk (the first file) and the first definition (the first symbol) stay the question's own."""
         defining = {d.id for d in by_id.values() if d.meta.get("qualified_name") or d.meta.get("symbol")}
@@ -229,7 +241,7 @@ class RankFusion:
         # The short names of the symbols the rewrite is sure enough of to take the top.
         confident_names = {self._short_name(by_id[item].meta) for item in top_confident if item in by_id}
 
-        def may_displace(item: str, best: str) -> bool:
+        def may_displace(item: str, best: str, allowed: set[str] = top_confident) -> bool:
             usurper, question_best = by_id[item].meta, by_id[best].meta
             # Never from one of its own members, nor from a member of any symbol the rewrite is sure of: the
             # question's own best `FilePathField.formfield` already answers "FilePathField" more specifically than
@@ -241,14 +253,17 @@ class RankFusion:
                 return False
             if top_module is not None and usurper.get("file_path") == top_module:
                 return True
-            return item in top_confident
+            return item in allowed
 
-        # The first chunk (the first file), the first definition (the first symbol), and the first definition
-        # outside test files: `FileRanker` demotes tests, so that is the answer's first symbol when a test leads.
-        code = {item for item in defining if not is_test_file(str(by_id[item].meta.get("file_path") or ""))}
-        for among in (None, defining, code):
+        for among in (None, defining):
             fused = protect_question_top(fused, question_ranking, may_displace, among=among)
-        return fused
+        # The first definition outside test files, which `FileRanker` makes the answer's first symbol when a test
+        # leads: a word-overlap guess may not take it, a name the question writes out (`strong_confidence`) may.
+        code = {item for item in defining if not is_test_file(str(by_id[item].meta.get("file_path") or ""))}
+        strong_or_top = strong | top_confident
+        return protect_question_top(
+            fused, question_ranking, lambda item, best: may_displace(item, best, strong_or_top), among=code
+        )
 
     @staticmethod
     def _short_name(meta: dict[str, Any]) -> str:
@@ -258,7 +273,8 @@ class RankFusion:
     def _enclosing_names(meta: dict[str, Any]) -> set[str]:
         """The classes (namespaces) a definition sits in: its qualified name's parts, less the name and the module."""
         parts = str(meta.get("qualified_name") or "").split(".")[:-1]
-        module = set(PurePosixPath(str(meta.get("file_path") or "")).with_suffix("").parts)
+        path = PurePosixPath(str(meta.get("file_path") or ""))
+        module = {*path.parent.parts, path.name.split(".", 1)[0]}  # `internal.d.ts` is the module `internal`
         return {part for part in parts if part and part not in module}
 
     @staticmethod
