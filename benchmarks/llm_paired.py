@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +72,33 @@ def row_summary(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def paired_cells(
+    baseline: dict[str, dict[str, Any]], candidate: dict[str, dict[str, Any]], shared: Collection[str]
+) -> dict[str, dict[str, Any]]:
+    """Per metric, `candidate` against `baseline` (instance id -> record) on the `shared` instances."""
+    cells = {}
+    for name in METRICS:
+        base = {i: float(baseline[i]["metrics"][name]) for i in shared if name in baseline[i]["metrics"]}
+        cand = {i: float(candidate[i]["metrics"][name]) for i in shared if name in candidate[i]["metrics"]}
+        cells[name] = paired_comparison(base, cand, metric=name).to_dict()
+    return cells
+
+
+def cell_text(cell: dict[str, Any]) -> str:
+    """One paired comparison as `delta (wins/losses, p)`, or `-` when no instance has the metric."""
+    if not cell["n"]:
+        return "-"
+    return f"{100 * cell['delta']:+.1f} ({cell['wins']}/{cell['losses']}, p {cell['p_value']:.2f})"
+
+
+def publish(result: dict[str, Any], text: str, json_path: Path | None) -> None:
+    """Print the rendered comparison and, when asked, write it as JSON."""
+    print(text)
+    if json_path:
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+
+
 def compare(records: Sequence[dict[str, Any]], extra_labels: Sequence[str] = ()) -> dict[str, Any]:
     """Per `query/retrieval`: row summaries and the paired comparisons, on the instances every row has."""
     comparisons = list(COMPARISONS)
@@ -91,19 +118,7 @@ def compare(records: Sequence[dict[str, Any]], extra_labels: Sequence[str] = ())
         for candidate, baseline in comparisons:
             if candidate not in by_rewrite or baseline not in by_rewrite:
                 continue
-            cells = {}
-            for name in METRICS:
-                base = {
-                    i: float(by_rewrite[baseline][i]["metrics"][name])
-                    for i in shared
-                    if name in by_rewrite[baseline][i]["metrics"]
-                }
-                cand = {
-                    i: float(by_rewrite[candidate][i]["metrics"][name])
-                    for i in shared
-                    if name in by_rewrite[candidate][i]["metrics"]
-                }
-                cells[name] = paired_comparison(base, cand, metric=name).to_dict()
+            cells = paired_cells(by_rewrite[baseline], by_rewrite[candidate], shared)
             entry["comparisons"][f"{candidate} vs {baseline}"] = cells
         result[f"{query}/{retrieval}"] = entry
     return result
@@ -122,10 +137,7 @@ def render(result: dict[str, Any]) -> str:
             lines.append("| " + " | ".join(str(c) for c in cells) + " |")
         lines += ["", "| comparison | " + " | ".join(METRICS) + " |", "|" + "---|" * (len(METRICS) + 1)]
         for name, cells in entry["comparisons"].items():
-            text = [
-                f"{100 * c['delta']:+.1f} ({c['wins']}/{c['losses']}, p {c['p_value']:.2f})" if c["n"] else "-"
-                for c in cells.values()
-            ]
+            text = [cell_text(c) for c in cells.values()]
             lines.append(f"| {name} | " + " | ".join(text) + " |")
         lines.append("")
     return "\n".join(lines)
@@ -155,10 +167,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         records += load(Path(folder), label=label)
         labels.append(label)
     result = compare(records, labels)
-    print(render(result))
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    publish(result, render(result), args.json)
     return 0
 
 

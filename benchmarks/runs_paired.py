@@ -13,14 +13,11 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
-
-from haystack_integrations.components.code_alias.evaluation.metrics import paired_comparison
 
 
 def _llm_paired() -> ModuleType:
@@ -34,17 +31,15 @@ def _llm_paired() -> ModuleType:
 
 _PAIRED = _llm_paired()
 METRICS: tuple[str, ...] = _PAIRED.METRICS
-load = _PAIRED.load
-row_summary = _PAIRED.row_summary
 
 
 def _first_moved(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
     """What changed at the top of one instance's answer: its first file and its first symbol."""
     moved = []
-    for field in ("files", "functions"):
+    for field, label in (("files", "file"), ("functions", "symbol")):
         old, new = (before.get(field) or [None])[0], (after.get(field) or [None])[0]
         if old != new:
-            moved.append(f"{field[:-1] if field == 'files' else 'symbol'}: {old} -> {new}")
+            moved.append(f"{label}: {old} -> {new}")
     return moved
 
 
@@ -57,19 +52,14 @@ def compare(before: Sequence[dict[str, Any]], after: Sequence[dict[str, Any]]) -
         shared = sorted(i for c, i in old if c == config and (c, i) in new)
         if not shared:
             continue
-        pairs = [(old[(config, i)], new[(config, i)]) for i in shared]
-        cells = {}
-        for name in METRICS:
-            base = {i: float(old[(config, i)]["metrics"][name]) for i in shared if name in old[(config, i)]["metrics"]}
-            cand = {i: float(new[(config, i)]["metrics"][name]) for i in shared if name in new[(config, i)]["metrics"]}
-            cells[name] = paired_comparison(base, cand, metric=name).to_dict()
-        moved = {i: m for i in shared if (m := _first_moved(old[(config, i)], new[(config, i)]))}
+        before_rows = {i: old[(config, i)] for i in shared}
+        after_rows = {i: new[(config, i)] for i in shared}
         result[config] = {
             "paired_instances": len(shared),
-            "before": row_summary([o for o, _ in pairs]),
-            "after": row_summary([n for _, n in pairs]),
-            "after vs before": cells,
-            "top_moved": moved,
+            "before": _PAIRED.row_summary(list(before_rows.values())),
+            "after": _PAIRED.row_summary(list(after_rows.values())),
+            "after vs before": _PAIRED.paired_cells(before_rows, after_rows, shared),
+            "top_moved": {i: m for i in shared if (m := _first_moved(before_rows[i], after_rows[i]))},
         }
     return result
 
@@ -80,10 +70,7 @@ def render(result: dict[str, Any]) -> str:
         for run in ("before", "after"):
             figures = " | ".join(str(entry[run][m]) for m in METRICS)
             lines.append(f"| {config} | {entry['paired_instances']} | {run} | {figures} |")
-        deltas = [
-            f"{100 * c['delta']:+.1f} ({c['wins']}/{c['losses']}, p {c['p_value']:.2f})" if c["n"] else "-"
-            for c in entry["after vs before"].values()
-        ]
+        deltas = [_PAIRED.cell_text(c) for c in entry["after vs before"].values()]
         lines.append(f"| {config} | | after vs before | " + " | ".join(deltas) + " |")
     lines.append("")
     for config, entry in result.items():
@@ -101,11 +88,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for folder in (args.before, args.after):
         if not (folder / "results.jsonl").is_file():
             parser.error(f"{folder}/results.jsonl does not exist")
-    result = compare(load(args.before), load(args.after))
-    print(render(result))
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    result = compare(_PAIRED.load(args.before), _PAIRED.load(args.after))
+    _PAIRED.publish(result, render(result), args.json)
     return 0
 
 
