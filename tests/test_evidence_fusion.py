@@ -405,3 +405,50 @@ def test_symbols_of_several_repositories_keep_their_repository() -> None:
         (None, "c.other"),
     ]
     assert "repo" not in ranked[2]  # a one-repository index answers as before
+
+
+# ---- the first symbol after FileRanker moves files (BENCHMARKS.md 8, session 10) --------------------------------
+def _def(path: str, symbol: str, content: str = "") -> Document:
+    meta = {"file_path": path, "symbol": symbol, "qualified_name": f"hooks.src.{symbol}"}
+    return Document(id=f"{path}:{symbol}", content=content or f"function {symbol}() {{}}", meta=meta)
+
+
+def _hooks_answer(confidence: float, reasons: list[str]) -> list[str]:
+    """preact-3739's shape: the declaration file leads BM25, the implementation follows it, a hint boosts useState."""
+    declaration = Document(
+        id="d.ts",
+        content="export function useReducer(); export function useState();",
+        meta={"file_path": "hooks/src/index.d.ts"},
+    )
+    other = _def("src/component.js", "Component")
+    reducer, state = _def("hooks/src/index.js", "useReducer"), _def("hooks/src/index.js", "useState")
+    fused = RankFusion(top_k=None).run(
+        bm25_documents=[declaration, other, reducer, state],
+        definition_documents=[state],
+        hints=[{"name": "useState", "confidence": confidence, "reasons": reasons}],
+    )["documents"]
+    if confidence < 0.5:  # the guess lifts useState over useReducer, below the guarded top
+        assert [d.meta.get("symbol") for d in fused][:4] == [None, "Component", "useState", "useReducer"]
+    return [s["symbol"] for s in rank_symbols(fused, implementation_first=True)]
+
+
+def test_a_guess_does_not_become_the_first_symbol_when_its_file_moves_up() -> None:
+    # The implementation moves before its `.d.ts`, so its first chunk leads the answer: that stays BM25's best of
+    # the file, not the definition a word-overlap guess boosted; the guess keeps its place right after it.
+    assert _hooks_answer(0.2, ["words"]) == ["useReducer", "useState", "Component"]
+
+
+def test_a_name_the_question_writes_out_may_lead_the_answer() -> None:
+    assert _hooks_answer(0.95, ["exact"]) == ["useState", "Component", "useReducer"]  # the fusion let it lead
+
+
+def test_the_fusion_says_which_definitions_may_lead_and_plain_rrf_guards_nothing() -> None:
+    state = _def("hooks/src/index.js", "useState")
+    weak = [{"name": "useState", "confidence": 0.2, "reasons": ["words"]}]
+    fused = RankFusion().run(bm25_documents=[_def("a.js", "other")], definition_documents=[state], hints=weak)
+    assert {d.meta["symbol"]: d.meta["fusion"].get("may_lead") for d in fused["documents"]} == {
+        "other": None,
+        "useState": False,
+    }
+    plain = RankFusion(confidence_weighting=False).run(definition_documents=[state], hints=weak)["documents"]
+    assert plain[0].meta["fusion"]["may_lead"] is True

@@ -44,7 +44,8 @@ class RankFusion:
     a guess take it. So the rewrite adds candidates below the top, and takes the top only for a name the user
     wrote out or a nickname. See `core.fusion` for the formula. Every output document's `meta["fusion"]` says where
     it came from: its rank in each list, and for a definition, the symbol, its confidence and evidence (the *why*
-    of a symbol answer).
+    of a symbol answer), and `may_lead`, whether the definition is sure enough to be the answer's first symbol
+    (`FileRanker` keeps the question's own best first against the others, whatever files it moves).
 
     ### Usage example
 
@@ -148,6 +149,7 @@ class RankFusion:
         if self.protect_top and self.confidence_weighting and fused and "definitions" in lists:
             fused = self._guard_top(fused, lists, by_id, top_confident, strong)
         limit = top_k or self.top_k
+        guarded = self.protect_top and self.confidence_weighting
         documents = []
         for entry in fused[:limit] if limit else fused:
             document = by_id[entry.item]
@@ -158,6 +160,8 @@ class RankFusion:
                 if hint is not None:
                     provenance["confidence"] = hint[0]
                     provenance["evidence"] = list(hint[1])
+                # Whether this definition may lead an answer: `FileRanker` keeps a guess out of the first symbol.
+                provenance["may_lead"] = not guarded or entry.item in strong or entry.item in top_confident
             meta = {**document.meta, "fusion": provenance}
             documents.append(dataclasses.replace(document, score=entry.score, meta=meta, embedding=None))
         return {"documents": documents}

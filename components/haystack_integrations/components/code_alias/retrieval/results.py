@@ -10,6 +10,7 @@ from haystack import Document, component, default_from_dict, default_to_dict
 from typing_extensions import NotRequired, TypedDict  # pydantic (Hayhooks' schemas) needs this one before 3.12
 
 from .._legacy import with_current_type
+from ..core.fusion import RRF_K
 from ..core.near_duplicates import DEFAULT_THRESHOLD, near_duplicate_positions, token_set
 from ..core.testfiles import is_test_file
 
@@ -141,7 +142,9 @@ def _rank_symbols(
             continue
         code.append(document)
     ranked: list[RankedSymbol] = []
-    in_order = _copies_last(code, copies, _document_file) + _copies_last(tests, copies, _document_file)
+    in_order = question_best_first(_copies_last(code, copies, _document_file)) + _copies_last(
+        tests, copies, _document_file
+    )
     for rank, document in enumerate(in_order, 1):
         meta = document.meta
         symbol: RankedSymbol = {
@@ -160,6 +163,41 @@ def _rank_symbols(
             symbol["repo"] = str(meta["repo"])
         ranked.append(symbol)
     return ranked[:top_k] if top_k else ranked
+
+
+def _may_lead(document: Document) -> bool:
+    """Whether a chunk may be the first symbol: the question's own lists placed it, or `RankFusion` let it lead."""
+    provenance = document.meta.get("fusion")
+    if not isinstance(provenance, dict) or "definitions" not in (provenance.get("ranks") or {}):
+        return True
+    return bool(provenance.get("may_lead", True))
+
+
+def _question_score(document: Document) -> float:
+    """The chunk's plain reciprocal-rank score in the question's own lists (BM25, embedding), 0 if in neither."""
+    ranks = (document.meta.get("fusion") or {}).get("ranks") or {}
+    return sum(1.0 / (RRF_K + rank) for name, rank in ranks.items() if name != "definitions")
+
+
+def question_best_first(symbols: list[Document]) -> list[Document]:
+    """
+    The first symbol stays the question's own best of its file against a word-overlap guess.
+
+    `RankFusion` guards the first definition of the fused list, but the files move after it (tests demoted,
+    copies last, an implementation before its `.d.ts`): on preact-3739 `hooks/src/index.js` moves up and its
+    first chunk, `useState`, is there by a guess's small boost over `useReducer`, the one BM25 ranked higher
+    (and the gold). So where the first symbol is a definition the fusion did not let lead (`may_lead` false), the
+    definition of the same file the question's own lists rank best goes first; nothing else moves.
+    """
+    if not symbols or _may_lead(symbols[0]):
+        return symbols
+    file = _document_file(symbols[0])
+    scores = [(_question_score(d), -i) for i, d in enumerate(symbols) if _document_file(d) == file]
+    best_score, best = max(scores)
+    if best == 0 or best_score <= _question_score(symbols[0]):
+        return symbols
+    index = -best
+    return [symbols[index], *symbols[:index], *symbols[index + 1 :]]
 
 
 def asks_about_tests(question: str | None) -> bool:
