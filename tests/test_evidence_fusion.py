@@ -452,3 +452,74 @@ def test_the_fusion_says_which_definitions_may_lead_and_plain_rrf_guards_nothing
     }
     plain = RankFusion(confidence_weighting=False).run(definition_documents=[state], hints=weak)["documents"]
     assert plain[0].meta["fusion"]["may_lead"] is True
+
+
+# ---- namesakes: the question chooses among the definitions of one name ------------------------------------------
+def _backend(path: str, qualified: str) -> Document:
+    meta = {"file_path": path, "symbol": "_destroy_test_db", "qualified_name": qualified}
+    return Document(id=qualified, content="def _destroy_test_db(self): ...", meta=meta)
+
+
+SQLITE = _backend("db/backends/sqlite3/creation.py", "sqlite3.DatabaseCreation._destroy_test_db")
+BASE = _backend("db/backends/base/creation.py", "base.BaseDatabaseCreation._destroy_test_db")
+ORACLE = _backend("db/backends/oracle/creation.py", "oracle.DatabaseCreation._destroy_test_db")
+SIGNATURE = Document(
+    id="signature",
+    content="def test_db_signature(self): ...",
+    meta={"file_path": "db/backends/sqlite3/creation.py", "symbol": "test_db_signature", "qualified_name": "sig"},
+)
+
+
+def _fused_names(fusion: RankFusion, bm25: list[Document], confidence: float) -> list[str]:
+    hints = [{"name": "_destroy_test_db", "confidence": confidence, "reasons": ["words"]}]
+    fused = fusion.run(bm25_documents=bm25, definition_documents=[SQLITE, BASE, ORACLE], hints=hints)
+    return [d.id for d in fused["documents"]]
+
+
+def test_namesakes_of_the_definition_the_question_found_weigh_little() -> None:
+    # Lite django-12113: the sqlite3 question found sqlite3's `_destroy_test_db`; the base and oracle ones came in
+    # only as namesakes and pushed the gold `test_db_signature` from 2nd to 5th.
+    fillers = [Document(id=f"filler{i}", content="x", meta={"file_path": f"f{i}.py"}) for i in range(25)]
+    bm25 = [SQLITE, *fillers, SIGNATURE]  # the gold chunk 27th, as chunk ranks go in a long list
+    ranked = _fused_names(RankFusion(), bm25, 0.8)
+    assert ranked.index(SIGNATURE.id) < ranked.index(BASE.id) < ranked.index(ORACLE.id)
+    plain = _fused_names(RankFusion(namesake_factor=1.0), bm25, 0.8)
+    assert plain.index(BASE.id) < plain.index(ORACLE.id) < plain.index(SIGNATURE.id)  # without the rule
+
+
+def test_a_namesake_may_not_lead_even_for_a_name_written_out() -> None:
+    hints = [{"name": "_destroy_test_db", "confidence": 0.95, "reasons": ["exact"]}]
+    fused = RankFusion().run(bm25_documents=[SIGNATURE, SQLITE], definition_documents=[BASE, SQLITE], hints=hints)
+    lead = {d.id: d.meta["fusion"].get("may_lead") for d in fused["documents"]}
+    assert lead[SQLITE.id] is True and lead[BASE.id] is False
+
+
+def test_when_the_question_found_none_of_them_every_definition_weighs_fully() -> None:
+    other = Document(id="other", content="x", meta={"file_path": "x.py"})
+    assert _fused_names(RankFusion(), [other], 0.4) == _fused_names(RankFusion(namesake_factor=1.0), [other], 0.4)
+    with pytest.raises(ValueError, match="namesake_factor"):
+        RankFusion(namesake_factor=-1.0)
+
+
+def test_a_sibling_in_the_found_file_and_a_wrapped_definition_are_no_namesakes() -> None:
+    fillers = [Document(id=f"filler{i}", content="x", meta={"file_path": f"f{i}.py"}) for i in range(25)]
+    sibling = _backend(str(SQLITE.meta["file_path"]), "sqlite3.OtherCreation._destroy_test_db")
+    hints = [{"name": "_destroy_test_db", "confidence": 0.8, "reasons": ["words"]}]
+
+    def scores(best: Document, others: list[Document], factor: float = 0.25) -> dict[str, float]:
+        fusion = RankFusion(namesake_factor=factor)
+        fused = fusion.run(bm25_documents=[best, *fillers], definition_documents=[best, *others], hints=hints)
+        return {d.id: float(d.score or 0.0) for d in fused["documents"]}
+
+    # flask-010: the question found the file (TagDict.to_json); TagTuple.to_json beside it keeps its weight, the
+    # definition in another module does not.
+    ruled, plain = scores(SQLITE, [sibling, BASE]), scores(SQLITE, [sibling, BASE], 1.0)
+    assert ruled[sibling.id] == pytest.approx(plain[sibling.id])
+    assert ruled[BASE.id] == pytest.approx(plain[BASE.id] / 4)
+    # matplotlib-23299: pyplot's rc_context calls matplotlib's, so no definition of the name is a namesake.
+    wrapper = Document(
+        id="wrapper",
+        content="def _destroy_test_db(self):\n    return self.inner._destroy_test_db()",
+        meta={"file_path": "pyplot.py", "symbol": "_destroy_test_db", "qualified_name": "pyplot._destroy_test_db"},
+    )
+    assert scores(wrapper, [BASE, ORACLE]) == pytest.approx(scores(wrapper, [BASE, ORACLE], 1.0))

@@ -11,17 +11,25 @@ alias of the definition (keeping the definition's own name) and drop the re-expo
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Mapping
 
 from .model import FileRecord, SymbolDef
 from .symbols import module_name_for
 
-__all__ = ["ReexportLinks", "link_reexports", "resolve_module"]
+__all__ = ["ReexportLinks", "declaration_stem", "link_reexports", "resolve_module"]
 
 # What a relative specifier may leave out, in the order bundlers and TypeScript try them.
 _SOURCE_SUFFIXES = (".ts", ".tsx", ".d.ts", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts", ".vue")
 _MAX_HOPS = 5
+_DECLARATION = re.compile(r"^(?P<stem>.+)\.d\.(?:ts|mts|cts)$")
 _JS_LANGUAGES = frozenset({"javascript", "typescript", "tsx", "vue"})
+
+
+def declaration_stem(path: str) -> str | None:
+    """The module a TypeScript declaration file declares (`hooks/src/index.d.ts` -> `hooks/src/index`), else None."""
+    match = _DECLARATION.match(path)
+    return match.group("stem") if match else None
 
 
 class ReexportLinks:

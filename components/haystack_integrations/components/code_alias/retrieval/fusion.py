@@ -11,6 +11,7 @@ from haystack import Document, component, default_from_dict, default_to_dict
 from .._legacy import with_current_type
 from ..core.fusion import RRF_K, Fused, definition_weight, protect_question_top, reciprocal_rank_fusion
 from ..core.hints import SymbolEvidence, evidence_kinds
+from ..core.reexports import declaration_stem
 from ..core.testfiles import is_test_file
 
 #: The named lists, in the order ties are broken.
@@ -20,6 +21,10 @@ UNKNOWN_CONFIDENCE = 0.3
 #: Evidence that lets a definition take the first place whatever its confidence: the question spells out every
 #: word of the name (a short question) and the first retrieval pass found its definition (BENCHMARKS.md 6).
 DEFAULT_TOP_EVIDENCE: tuple[tuple[str, ...], ...] = (("described", "retrieved"),)
+
+
+def _qualified(document: Document) -> str:
+    return str(document.meta.get("qualified_name") or document.meta.get("symbol") or document.id)
 
 
 @component
@@ -65,6 +70,9 @@ class RankFusion:
     :param uncorroborated_factor: Weaker symbols' definitions the question did not find weigh this times their
         confidence (0: a guess brings in nothing the question's retrievers did not find; the default 1.0 lets it
         add candidates below the guarded top, which measured +4 symbol hit@5 on SWE-QA dev, BENCHMARKS.md).
+    :param namesake_factor: Where the question's own lists found a definition of a rewrite symbol, its other
+        definitions (namesakes in other classes or modules) weigh this times their weight and may not take the
+        top: the question already chose among them (BENCHMARKS.md 8, session 10).
     :param corroboration_depth: How deep in the BM25 and embedding lists a chunk counts as found by the question.
     :param confidence_weighting: False weighs every definition 1.0 (plain RRF, for ablations).
     :param protect_top: Keep the question's own best chunk (and best definition) first unless a definition at least
@@ -83,6 +91,7 @@ class RankFusion:
         strong_confidence: float = 0.5,
         weak_factor: float = 0.5,
         uncorroborated_factor: float = 1.0,
+        namesake_factor: float = 0.25,
         corroboration_depth: int = 20,
         confidence_weighting: bool = True,
         protect_top: bool = True,
@@ -93,6 +102,8 @@ class RankFusion:
         unknown = set(weights or {}) - set(LISTS)
         if unknown:
             raise ValueError(f"weights: unknown list(s) {sorted(unknown)}; expected {list(LISTS)}")
+        if namesake_factor < 0:
+            raise ValueError(f"namesake_factor must be >= 0, got {namesake_factor}")
         if k <= 0:
             raise ValueError(f"k must be > 0, got {k}")
         if corroboration_depth <= 0:
@@ -104,6 +115,7 @@ class RankFusion:
         self.strong_confidence = strong_confidence
         self.weak_factor = weak_factor
         self.uncorroborated_factor = uncorroborated_factor
+        self.namesake_factor = namesake_factor
         self.corroboration_depth = corroboration_depth
         self.confidence_weighting = confidence_weighting
         self.protect_top = protect_top
@@ -217,7 +229,56 @@ class RankFusion:
                     uncorroborated_factor=self.uncorroborated_factor,
                 ),
             )
+        for item in self._namesakes(named, definition_symbols):
+            weights[item] *= self.namesake_factor
+            top_confident.discard(item)
+            strong.discard(item)
         return {"definitions": weights}, top_confident, strong
+
+    def _namesakes(
+        self,
+        named: dict[str, list[Document]],
+        definition_symbols: dict[str, tuple[str, tuple[float, tuple[str, ...]] | None]],
+    ) -> set[str]:
+        """
+        The definitions of a rewrite symbol other than the one the question's own lists rank best, where those
+        lists found one in their first `corroboration_depth` places: of `_destroy_test_db` in the sqlite3, base and
+        oracle backends, a question about SQLite found the first, and the others are only namesakes. Parts of one
+        long definition share its qualified name and are not namesakes. Not namesakes either: a `.d.ts`
+        declaration (the same symbol as its implementation), a sibling in the best one's own file (flask's
+        `TagTuple.to_json` beside `TagDict.to_json`: the question found the file, not the class), and every
+        definition of the name when the best one calls `.name(` (a wrapper such as pyplot's `rc_context` or
+        pytest's `Testdir.runpytest`, whose answer may be the wrapped one).
+        """
+        rank: dict[str, int] = {}
+        for name in ("bm25", "embedding"):
+            for position, document in enumerate(named[name], 1):
+                rank[document.id] = min(position, rank.get(document.id, position))
+        # A `.d.ts` declaration neither chooses among the namesakes nor is one (axios-5085: `index.d.ts`'s
+        # `AxiosHeaders` and `AxiosHeaders.js`).
+        definitions = [d for d in named["definitions"] if declaration_stem(str(d.meta.get("file_path") or "")) is None]
+        best: dict[str, tuple[int, str]] = {}  # symbol -> (rank, qualified name) of its best-found definition
+        for document in definitions:
+            found = rank.get(document.id, self.corroboration_depth + 1)
+            if found <= self.corroboration_depth:
+                symbol, here = definition_symbols[document.id][0], (found, _qualified(document))
+                best[symbol] = min(best.get(symbol, here), here)
+        files: dict[str, set[str]] = {}  # symbol -> the files of its best definition's chunks
+        delegating: set[str] = set()
+        for document in definitions:
+            symbol = definition_symbols[document.id][0]
+            if symbol in best and _qualified(document) == best[symbol][1]:
+                files.setdefault(symbol, set()).add(str(document.meta.get("file_path") or ""))
+                if f".{symbol.rsplit('.', 1)[-1]}(" in (document.content or ""):
+                    delegating.add(symbol)
+        return {
+            document.id
+            for document in definitions
+            if (symbol := definition_symbols[document.id][0]) in best
+            and symbol not in delegating
+            and _qualified(document) != best[symbol][1]
+            and str(document.meta.get("file_path") or "") not in files[symbol]
+        }
 
     def _evidence_may_take_top(self, reasons: tuple[str, ...]) -> bool:
         """Whether a symbol's evidence holds every kind of one of the `top_evidence` sets."""
@@ -297,6 +358,7 @@ class RankFusion:
             strong_confidence=self.strong_confidence,
             weak_factor=self.weak_factor,
             uncorroborated_factor=self.uncorroborated_factor,
+            namesake_factor=self.namesake_factor,
             corroboration_depth=self.corroboration_depth,
             confidence_weighting=self.confidence_weighting,
             protect_top=self.protect_top,

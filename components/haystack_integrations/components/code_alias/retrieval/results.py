@@ -12,6 +12,7 @@ from typing_extensions import NotRequired, TypedDict  # pydantic (Hayhooks' sche
 from .._legacy import with_current_type
 from ..core.fusion import RRF_K
 from ..core.near_duplicates import DEFAULT_THRESHOLD, near_duplicate_positions, token_set
+from ..core.reexports import declaration_stem
 from ..core.testfiles import is_test_file
 
 TestFiles = Literal["keep", "demote", "drop"]
@@ -290,7 +291,6 @@ def _copies_last(items: list[Any], copies: set[FileKey], file_of: Callable[[Any]
 
 
 #: TypeScript declaration files, and the extensions their implementation may have beside them.
-_DECLARATION = re.compile(r"^(?P<stem>.+)\.d\.(?:ts|mts|cts)$")
 _IMPLEMENTATION_SUFFIXES = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
 
 
@@ -322,11 +322,11 @@ def implementations_first(documents: list[Document]) -> list[Document]:
             defined.setdefault(file, set()).add(str(name))
     lead: dict[FileKey, FileKey] = {}  # implementation -> the declaration it goes before
     for repo, path in position:
-        match = _DECLARATION.match(path)
-        if not match:
+        stem = declaration_stem(path)
+        if stem is None:
             continue
         for suffix in _IMPLEMENTATION_SUFFIXES:
-            implementation = (repo, match.group("stem") + suffix)
+            implementation = (repo, stem + suffix)
             if implementation not in position:
                 continue
             # Only an implementation of what the declaration's retrieved chunks declare (a name it defines is
