@@ -27,6 +27,10 @@ def _qualified(document: Document) -> str:
     return str(document.meta.get("qualified_name") or document.meta.get("symbol") or document.id)
 
 
+def _file_path(document: Document) -> str:
+    return str(document.meta.get("file_path") or "")
+
+
 @component
 class RankFusion:
     """
@@ -208,7 +212,11 @@ class RankFusion:
         """
         if not named["definitions"] or not self.confidence_weighting:
             return {}, set(), set()
-        question_found = {d.id for name in ("bm25", "embedding") for d in named[name][: self.corroboration_depth]}
+        rank: dict[str, int] = {}  # each chunk's best place in the question's own lists
+        for name in ("bm25", "embedding"):
+            for position, document in enumerate(named[name], 1):
+                rank[document.id] = min(position, rank.get(document.id, position))
+        question_found = {item for item, position in rank.items() if position <= self.corroboration_depth}
         weights: dict[str, float] = {}
         top_confident: set[str] = set()
         strong: set[str] = set()
@@ -229,7 +237,7 @@ class RankFusion:
                     uncorroborated_factor=self.uncorroborated_factor,
                 ),
             )
-        for item in self._namesakes(named, definition_symbols):
+        for item in self._namesakes(named["definitions"], definition_symbols, rank):
             weights[item] *= self.namesake_factor
             top_confident.discard(item)
             strong.discard(item)
@@ -237,8 +245,9 @@ class RankFusion:
 
     def _namesakes(
         self,
-        named: dict[str, list[Document]],
+        definition_documents: list[Document],
         definition_symbols: dict[str, tuple[str, tuple[float, tuple[str, ...]] | None]],
+        rank: dict[str, int],
     ) -> set[str]:
         """
         The definitions of a rewrite symbol other than the one the question's own lists rank best, where those
@@ -248,15 +257,12 @@ class RankFusion:
         declaration (the same symbol as its implementation), a sibling in the best one's own file (flask's
         `TagTuple.to_json` beside `TagDict.to_json`: the question found the file, not the class), and every
         definition of the name when the best one calls `.name(` (a wrapper such as pyplot's `rc_context` or
-        pytest's `Testdir.runpytest`, whose answer may be the wrapped one).
+        pytest's `Testdir.runpytest`, whose answer may be the wrapped one). `rank`: each chunk's best place in the
+        question's own lists.
         """
-        rank: dict[str, int] = {}
-        for name in ("bm25", "embedding"):
-            for position, document in enumerate(named[name], 1):
-                rank[document.id] = min(position, rank.get(document.id, position))
         # A `.d.ts` declaration neither chooses among the namesakes nor is one (axios-5085: `index.d.ts`'s
         # `AxiosHeaders` and `AxiosHeaders.js`).
-        definitions = [d for d in named["definitions"] if declaration_stem(str(d.meta.get("file_path") or "")) is None]
+        definitions = [d for d in definition_documents if declaration_stem(_file_path(d)) is None]
         best: dict[str, tuple[int, str]] = {}  # symbol -> (rank, qualified name) of its best-found definition
         for document in definitions:
             found = rank.get(document.id, self.corroboration_depth + 1)
@@ -268,7 +274,7 @@ class RankFusion:
         for document in definitions:
             symbol = definition_symbols[document.id][0]
             if symbol in best and _qualified(document) == best[symbol][1]:
-                files.setdefault(symbol, set()).add(str(document.meta.get("file_path") or ""))
+                files.setdefault(symbol, set()).add(_file_path(document))
                 if f".{symbol.rsplit('.', 1)[-1]}(" in (document.content or ""):
                     delegating.add(symbol)
         return {
@@ -277,7 +283,7 @@ class RankFusion:
             if (symbol := definition_symbols[document.id][0]) in best
             and symbol not in delegating
             and _qualified(document) != best[symbol][1]
-            and str(document.meta.get("file_path") or "") not in files[symbol]
+            and _file_path(document) not in files[symbol]
         }
 
     def _evidence_may_take_top(self, reasons: tuple[str, ...]) -> bool:
@@ -324,7 +330,7 @@ class RankFusion:
             fused = protect_question_top(fused, question_ranking, may_displace, among=among)
         # The first definition outside test files, which `FileRanker` makes the answer's first symbol when a test
         # leads: a word-overlap guess may not take it, a name the question writes out (`strong_confidence`) may.
-        code = {item for item in defining if not is_test_file(str(by_id[item].meta.get("file_path") or ""))}
+        code = {item for item in defining if not is_test_file(_file_path(by_id[item]))}
         strong_or_top = strong | top_confident
         return protect_question_top(
             fused, question_ranking, lambda item, best: may_displace(item, best, strong_or_top), among=code

@@ -290,7 +290,7 @@ def _copies_last(items: list[Any], copies: set[FileKey], file_of: Callable[[Any]
     return [i for i in items if file_of(i) not in copies] + [i for i in items if file_of(i) in copies]
 
 
-#: TypeScript declaration files, and the extensions their implementation may have beside them.
+#: The extensions a TypeScript declaration file's implementation may have beside it.
 _IMPLEMENTATION_SUFFIXES = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
 
 
