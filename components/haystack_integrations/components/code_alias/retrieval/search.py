@@ -22,7 +22,7 @@ from haystack.core.errors import DeserializationError
 
 from ..indexing import index_files, index_mode, repositories
 from ..indexing.store import CodeIndexDocumentStore, writer_stores
-from ..paths import INDEX_DIR_ENV, resolve_index_dir
+from ..paths import DICTIONARY_FILE, EMBEDDING_CACHE_DIR, EMBEDDING_CACHE_ENV, INDEX_DIR_ENV, resolve_index_dir
 from .fusion import RankFusion
 from .results import RankedSymbol, TestFiles, rank_files, rank_symbols, rank_symbols_and_files
 
@@ -33,11 +33,13 @@ PIPELINE_FILES: dict[tuple[Backend, str], str] = {
     ("embedded", "query_llm"): "query_llm.yml",
     ("embedded", "indexing_lexical"): "indexing_lexical.yml",
     ("embedded", "query_lexical"): "query_lexical.yml",
+    ("embedded", "query_lexical_semantic"): "query_lexical_semantic.yml",
     ("elasticsearch", "indexing"): "elasticsearch_indexing.yml",
     ("elasticsearch", "query"): "elasticsearch_query.yml",
     ("elasticsearch", "query_llm"): "elasticsearch_query_llm.yml",
     ("elasticsearch", "indexing_lexical"): "elasticsearch_indexing_lexical.yml",
     ("elasticsearch", "query_lexical"): "elasticsearch_query_lexical.yml",
+    ("elasticsearch", "query_lexical_semantic"): "elasticsearch_query_lexical_semantic.yml",
 }
 _ENV_LOCK = threading.RLock()
 logger = logging.getLogger(__name__)
@@ -234,6 +236,10 @@ class CodeSearch:
     :param chat_generator: A serialised ChatGenerator (`{"type": ..., "init_parameters": ...}`, e.g. from
         `generators.chat_generator_spec`) that replaces the rewriter's generator in the LLM pipeline.
     :param rewriter_params: Init parameters of the LLM pipeline's rewriter to override (e.g. `timeout`).
+    :param semantic_hints: Symbol cards with vectors (`core.cards`) so the rewrite's hints include the names whose
+        cards are nearest to the question: True / False as asked; None (default) = as the index was built, which
+        is on for a hybrid index and off for a lexical one (`code-alias index --lexical --semantic-hints` turns
+        them on there: BM25 retrieval, one small model call per question for the hints).
     """
 
     def __init__(
@@ -246,6 +252,7 @@ class CodeSearch:
         pipelines: str | os.PathLike[str] | None = None,
         chat_generator: dict[str, Any] | None = None,
         rewriter_params: dict[str, Any] | None = None,
+        semantic_hints: bool | None = None,
     ) -> None:
         if llm and lexical:
             raise ValueError("choose either llm or lexical")
@@ -256,6 +263,7 @@ class CodeSearch:
         self.pipelines = Path(pipelines) if pipelines else None
         self.chat_generator = chat_generator
         self.rewriter_params = rewriter_params
+        self.semantic_hints = semantic_hints
         self._query: Pipeline | None = None
         self._vectorless = False  # a hybrid index with no chunk vector yet, answered lexically until one arrives
         self._lock = threading.Lock()
@@ -321,6 +329,8 @@ class CodeSearch:
             name = repositories.repository_for_root(self.index_dir, folder, repo)
             retrieval = self._retrieval_for_build()
             index_mode.record_retrieval(self.index_dir, retrieval)
+            semantic = index_mode.choose_semantic_hints(self.index_dir, retrieval, self.semantic_hints)
+            index_mode.record_semantic_hints(self.index_dir, semantic)
             # Progressive: the lexical pipeline writes the chunks, `fill_vectors` their vectors afterwards.
             progressive = retrieval == "hybrid" and self.backend == "embedded"
             lexical_build = retrieval == "lexical" or progressive
@@ -372,6 +382,9 @@ class CodeSearch:
             "retrieval": retrieval,
             "seconds": round(time.perf_counter() - started, 3),
         }
+        if semantic:  # before the chunk vectors: cards are cheap and make the hints semantic at once
+            stats["cards"] = self.refresh_cards()
+            stats["seconds"] = round(time.perf_counter() - started, 3)
         if not progressive:
             return stats
         from ..indexing.vector_fill import vector_count
@@ -386,6 +399,30 @@ class CodeSearch:
             stats["vectors"] = stats["vector_fill"]["vectors"]
         stats["seconds"] = round(time.perf_counter() - started, 3)
         return stats
+
+    def refresh_cards(self) -> dict[str, Any]:
+        """
+        Embed the symbol cards of the current dictionary (only the new card texts; `indexing.card_vectors`) with the
+        query pipeline's model, into this index folder.
+        """
+        from ..indexing.card_vectors import card_embedder, refresh_card_vectors
+        from ..indexing.dictionary_handle import DictionaryHandle
+
+        cache = os.environ.get(EMBEDDING_CACHE_ENV) or str(self.index_dir / EMBEDDING_CACHE_DIR)
+        embed = card_embedder(model=self._question_model(), cache_dir=cache)
+        dictionary = DictionaryHandle.for_path(self.index_dir / DICTIONARY_FILE).dictionary
+        return refresh_card_vectors(self.index_dir, dictionary, embed)
+
+    def _question_model(self) -> str:
+        """The model the query pipeline embeds questions with (its `question_embedder`), which cards must share."""
+        import yaml
+
+        from .embedders import DEFAULT_MODEL  # loads torch, as the cards' embedding does anyway
+
+        path = pipeline_file(self.backend, "query_lexical_semantic", self.pipelines)
+        spec = (yaml.safe_load(path.read_text(encoding="utf-8")).get("components") or {}).get("question_embedder")
+        params = spec.get("init_parameters", {}) if isinstance(spec, dict) else {}
+        return str(params.get("model") or DEFAULT_MODEL)
 
     def chunk_embedder(self) -> Any:
         """
@@ -527,6 +564,8 @@ class CodeSearch:
                 lexical = self.retrieval == "lexical"  # checks the index can answer this way
                 self._vectorless = not lexical and not self.llm and self._no_vectors_yet()
                 kind = "query_llm" if self.llm else "query_lexical" if lexical or self._vectorless else "query"
+                if kind == "query_lexical" and self._semantic_hints_ready():
+                    kind = "query_lexical_semantic"
                 try:
                     pipeline = self.load_pipeline(kind)
                 except DeserializationError as error:  # say what was wrong with the index, not the component
@@ -535,6 +574,15 @@ class CodeSearch:
                     pipeline.warm_up()
                 self._query = pipeline
             return self._query
+
+    def _semantic_hints_ready(self) -> bool:
+        """Semantic hints asked for (or recorded by the build) and symbol cards present in the folder."""
+        from ..core.cards import newest_cards_file
+
+        wanted = self.semantic_hints
+        if wanted is None:
+            wanted = bool(index_mode.recorded_semantic_hints(self.index_dir))
+        return wanted and newest_cards_file(self.index_dir) is not None
 
     def vectors(self) -> Any:
         """How many chunks of the served build have a vector (`vector_fill.VectorCount`), or None (no documents)."""
@@ -672,6 +720,8 @@ class CodeSearch:
             name: {"question": question} for name, sockets in pipeline.inputs().items() if "question" in sockets
         }
         data.setdefault("composer", {})["use_rewrite"] = use_rewrite
+        if "question_embedder" in pipeline.graph.nodes:  # the raw question's vector, for the semantic hints
+            data["question_embedder"] = {"text": question}
         if filters is not None:  # every retriever whose filters are the caller's (the composer's go on)
             for name, sockets in pipeline.inputs().items():
                 if "filters" in sockets:

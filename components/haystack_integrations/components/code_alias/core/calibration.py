@@ -1,0 +1,143 @@
+"""How much semantic evidence counts: small logistic models fitted on the dev sets, not hand-set weights.
+
+`benchmarks/fit_hint_calibration.py` fits them from benchmark runs (`results.jsonl` rows record every hint offered
+with its evidence and card similarity, `evaluation.runner`) and writes `config/hint_calibration.json`; the fitting
+command and the coefficients are in BENCHMARKS.md. Two models:
+
+- ``semantic``: P(this hint is a gold symbol | it is among the nearest cards), from its cosine similarity to the
+  question and its rank among the cards; the confidence of "semantic" evidence.
+- ``words``: P(gold | a hint backed only by shared words), from the same similarity; a word-overlap hint whose card
+  is far from the question loses confidence in proportion (`word_factor`), one that is near keeps it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+CALIBRATION_FILE = Path(__file__).resolve().parent.parent / "config" / "hint_calibration.json"
+
+
+def _sigmoid(value: float) -> float:
+    if value >= 0:
+        return 1.0 / (1.0 + math.exp(-value))
+    exp = math.exp(value)
+    return exp / (1.0 + exp)
+
+
+@dataclass(frozen=True)
+class Logistic:
+    """``sigmoid(intercept + sum(coefficient * feature))`` over named features."""
+
+    intercept: float
+    coefficients: dict[str, float] = field(default_factory=dict)
+
+    def __call__(self, **features: float) -> float:
+        return _sigmoid(self.intercept + sum(self.coefficients.get(k, 0.0) * v for k, v in features.items()))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"intercept": self.intercept, "coefficients": dict(self.coefficients)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Logistic:
+        return cls(
+            intercept=float(data["intercept"]),
+            coefficients={str(k): float(v) for k, v in dict(data.get("coefficients") or {}).items()},
+        )
+
+
+def semantic_features(similarity: float, rank: int) -> dict[str, float]:
+    """The features of a semantic candidate: its similarity and log of its 1-based rank among the cards."""
+    return {"similarity": similarity, "log_rank": math.log(rank + 1)}
+
+
+@dataclass(frozen=True)
+class HintCalibration:
+    """
+    The fitted models (module docstring).
+
+    :param semantic: P(gold) of a semantic candidate.
+    :param words: P(gold) of a word-overlap-only hint from its card's similarity; None = no damping.
+    :param words_reference: The similarity at which `words` gives a word hint its full confidence back.
+    :param source: How the models were fitted (command, data, date), shown in reports.
+    """
+
+    semantic: Logistic
+    words: Logistic | None = None
+    words_reference: float = 0.5
+    source: str = ""
+
+    def semantic_confidence(self, similarity: float, rank: int) -> float:
+        return self.semantic(**semantic_features(similarity, rank))
+
+    def word_factor(self, similarity: float) -> float:
+        """In [0, 1]: how much of its word confidence a word-only hint keeps at this card similarity."""
+        if self.words is None:
+            return 1.0
+        reference = self.words(similarity=self.words_reference)
+        return min(1.0, self.words(similarity=similarity) / reference) if reference > 0 else 1.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "semantic": self.semantic.to_dict(),
+            "words": self.words.to_dict() if self.words is not None else None,
+            "words_reference": self.words_reference,
+            "source": self.source,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> HintCalibration:
+        words = data.get("words")
+        return cls(
+            semantic=Logistic.from_dict(data["semantic"]),
+            words=Logistic.from_dict(words) if words else None,
+            words_reference=float(data.get("words_reference", 0.5)),
+            source=str(data.get("source", "")),
+        )
+
+    @classmethod
+    def load(cls, path: Path = CALIBRATION_FILE) -> HintCalibration:
+        """
+        :raises ValueError: The file is not a calibration (named).
+        """
+        try:
+            return cls.from_dict(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            raise ValueError(f"{path}: not a hint calibration ({error})") from error
+
+
+def fit_logistic(rows: list[dict[str, float]], labels: list[int], *, l2: float = 1.0, steps: int = 50) -> Logistic:
+    """
+    Logistic regression by Newton's method with an L2 penalty (not on the intercept): small, exact, no new
+    dependency. Features are the keys of the first row.
+
+    :param rows: Feature dicts, one per example.
+    :param labels: 1 (gold) or 0, one per row.
+    :raises ValueError: No rows, or only one class.
+    """
+    import numpy as np
+
+    if not rows or len(rows) != len(labels):
+        raise ValueError("fit_logistic needs as many labels as rows, and at least one row")
+    if len(set(labels)) < 2:
+        raise ValueError("fit_logistic needs examples of both classes")
+    names = list(rows[0])
+    x = np.array([[1.0] + [float(row.get(n, 0.0)) for n in names] for row in rows])
+    y = np.asarray(labels, dtype=float)
+    weights = np.zeros(x.shape[1])
+    penalty = np.eye(x.shape[1]) * l2
+    penalty[0, 0] = 0.0
+    for _ in range(steps):
+        p = 1.0 / (1.0 + np.exp(-(x @ weights)))
+        gradient = x.T @ (p - y) + penalty @ weights
+        hessian = (x.T * (p * (1 - p))) @ x + penalty
+        step = np.linalg.solve(hessian, gradient)
+        weights -= step
+        if float(np.max(np.abs(step))) < 1e-8:
+            break
+    return Logistic(
+        intercept=float(weights[0]), coefficients={n: float(w) for n, w in zip(names, weights[1:], strict=True)}
+    )
