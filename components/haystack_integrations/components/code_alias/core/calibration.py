@@ -8,6 +8,9 @@ command and the coefficients are in BENCHMARKS.md. Two models:
   question and its rank among the cards; the confidence of "semantic" evidence.
 - ``words``: P(gold | a hint backed only by shared words), from the same similarity; a word-overlap hint whose card
   is far from the question loses confidence in proportion (`word_factor`), one that is near keeps it.
+- ``scale``: P(gold | the hand-set noisy-OR confidence) of the hints without semantic evidence. A semantic hint's
+  P(gold) is turned into the confidence that lexical hints *equally often right* have (the inverse of `scale`), so
+  the thresholds downstream (`core.rewrite.STRONG_CONFIDENCE`, `RankFusion`) read both kinds alike.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+#: Semantic evidence never reaches the confidence of an identifier written out (0.95): it is a guess.
+MAX_SEMANTIC_CONFIDENCE = 0.9
 CALIBRATION_FILE = Path(__file__).resolve().parent.parent / "config" / "hint_calibration.json"
 
 
@@ -49,9 +54,12 @@ class Logistic:
         )
 
 
-def semantic_features(similarity: float, rank: int) -> dict[str, float]:
-    """The features of a semantic candidate: its similarity and log of its 1-based rank among the cards."""
-    return {"similarity": similarity, "log_rank": math.log(rank + 1)}
+def semantic_features(similarity: float, rank: int, best: float) -> dict[str, float]:
+    """
+    The features of a semantic candidate: its similarity, the log of its 1-based rank among the cards, and how far
+    it is below the nearest card (a clear winner is likelier meant than the first of many near-ties).
+    """
+    return {"similarity": similarity, "log_rank": math.log(rank + 1), "gap": best - similarity}
 
 
 @dataclass(frozen=True)
@@ -68,10 +76,22 @@ class HintCalibration:
     semantic: Logistic
     words: Logistic | None = None
     words_reference: float = 0.5
+    scale: Logistic | None = None
     source: str = ""
 
-    def semantic_confidence(self, similarity: float, rank: int) -> float:
-        return self.semantic(**semantic_features(similarity, rank))
+    def semantic_probability(self, similarity: float, rank: int, best: float) -> float:
+        """P(gold) of the `rank`-th nearest card (0-based) at `similarity`, the nearest being at `best`."""
+        return self.semantic(**semantic_features(similarity, rank, best))
+
+    def semantic_confidence(self, similarity: float, rank: int, best: float) -> float:
+        """The confidence of semantic evidence: its P(gold) on the lexical hints' confidence scale (`scale`)."""
+        probability = self.semantic_probability(similarity, rank, best)
+        slope = self.scale.coefficients.get("confidence", 0.0) if self.scale is not None else 0.0
+        if self.scale is None or slope <= 0:
+            return probability
+        probability = min(max(probability, 1e-9), 1 - 1e-9)
+        logit = math.log(probability / (1 - probability))
+        return min(MAX_SEMANTIC_CONFIDENCE, max(0.0, (logit - self.scale.intercept) / slope))
 
     def word_factor(self, similarity: float) -> float:
         """In [0, 1]: how much of its word confidence a word-only hint keeps at this card similarity."""
@@ -85,13 +105,16 @@ class HintCalibration:
             "semantic": self.semantic.to_dict(),
             "words": self.words.to_dict() if self.words is not None else None,
             "words_reference": self.words_reference,
+            "scale": self.scale.to_dict() if self.scale is not None else None,
             "source": self.source,
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> HintCalibration:
         words = data.get("words")
+        scale = data.get("scale")
         return cls(
+            scale=Logistic.from_dict(scale) if scale else None,
             semantic=Logistic.from_dict(data["semantic"]),
             words=Logistic.from_dict(words) if words else None,
             words_reference=float(data.get("words_reference", 0.5)),

@@ -624,9 +624,10 @@ class HintIndex:
         semantic: list[int] = []
         if card_scores is not None and calibration is not None:
             semantic = _nearest_targets(card_scores, SEMANTIC_DEPTH, SEMANTIC_MIN_SIMILARITY)
+            best = float(card_scores[semantic[0]]) if semantic else 0.0
             for rank, index in enumerate(semantic):
                 value = float(card_scores[index])
-                confidence = calibration.semantic_confidence(value, rank)
+                confidence = calibration.semantic_confidence(value, rank, best)
                 credit(index, SEMANTIC_WEIGHT * confidence, "semantic", confidence, f"{value:.2f}")
 
         name_score = np.zeros(count)
@@ -815,7 +816,7 @@ class HintIndex:
 
 
 #: Evidence kinds of a hint that only shares words with the question.
-_WORD_ONLY = frozenset({"words", "doc", "abbreviation"})
+_WORD_ONLY = frozenset({"words", "doc", "abbreviation", "all-words", "described"})
 
 
 def _nearest_targets(similarity: np.ndarray, depth: int, minimum: float) -> list[int]:
