@@ -536,6 +536,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="with --lexical: symbol-card vectors for the rewrite's hints (one small model call per question)",
     )
+    run.add_argument(
+        "--package-boost",
+        action="store_true",
+        help="lift the chunks of the packages a rewrite names with strong evidence (CodeSearch(package_boost=True))",
+    )
     run.add_argument("--searcher", default=None, help=f"module:factory (default {DEFAULT_SEARCHER_FACTORY})")
     llm = run.add_argument_group("LLM rewrite (the `llm` rewrite rows)")
     llm.add_argument("--llm-gguf", metavar="PATH", help="a local GGUF model (llama.cpp)")

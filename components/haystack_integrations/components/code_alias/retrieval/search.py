@@ -120,10 +120,12 @@ def index_dir_environment(index_dir: Path) -> contextlib.AbstractContextManager[
     return environment_variable(INDEX_DIR_ENV, str(index_dir))
 
 
-def repository_boosted(documents: list[Document], prior: dict[str, float] | None) -> list[Document]:
+def repository_boosted(
+    documents: list[Document], prior: dict[str, float] | None, *, field: str = "repo"
+) -> list[Document]:
     """`documents` re-ranked by a repository prior (`core.repository_selection.boost_by_repository`) file by file
     (a file ranks where its best chunk is, as `rank_files` ranks them), scored by the fused value; unchanged when
-    there is no prior."""
+    there is no prior. `field="package"`: by a package prior instead (the packages a rewrite is sure of)."""
     if not prior:
         return documents
     from dataclasses import replace
@@ -131,9 +133,18 @@ def repository_boosted(documents: list[Document], prior: dict[str, float] | None
     from ..core.repository_selection import boost_by_repository
 
     fused = boost_by_repository(
-        documents, lambda d: d.meta.get("repo"), prior, group_of=lambda d: (d.meta.get("repo"), d.meta.get("file_path"))
+        documents,
+        lambda d: d.meta.get(field),
+        prior,
+        group_of=lambda d: (d.meta.get("repo"), d.meta.get("file_path")),
     )
     return [replace(document, score=score) for document, score in fused]
+
+
+def _boosted(
+    documents: list[Document], repository: dict[str, float] | None, package: dict[str, float] | None
+) -> list[Document]:
+    return repository_boosted(repository_boosted(documents, package, field="package"), repository)
 
 
 @dataclass
@@ -157,6 +168,8 @@ class AskResult:
     fusion: RankFusion = field(default_factory=RankFusion)
     #: Repository -> posterior that re-ranks every mode's chunks (`core.repository_selection`); None: no prior.
     repository_prior: dict[str, float] | None = None
+    #: Package -> confidence of the packages the rewrite is sure of, which lift their own chunks in every mode.
+    package_prior: dict[str, float] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The answer as JSON: symbols first (what the question asks for), then files, then the rewrite."""
@@ -182,7 +195,7 @@ class AskResult:
             raise ValueError(f"unknown retrieval {retrieval!r}; expected hybrid, bm25 or embedding")
         own = self.bm25_documents if retrieval == "bm25" else self.embedding_documents
         if not self.definition_documents:
-            return repository_boosted(own, self.repository_prior)
+            return _boosted(own, self.repository_prior, self.package_prior)
         fused = self.fusion.run(
             bm25_documents=own if retrieval == "bm25" else None,
             embedding_documents=own if retrieval == "embedding" else None,
@@ -190,7 +203,7 @@ class AskResult:
             hints=self.rewrite.get("hints"),
             top_k=None,
         )
-        return repository_boosted(list(fused["documents"]), self.repository_prior)
+        return _boosted(list(fused["documents"]), self.repository_prior, self.package_prior)
 
     def ranked_symbols(self, retrieval: str = "hybrid", top_k: int | None = None) -> list[RankedSymbol]:
         """The symbols of one retrieval mode's ranking, with the pipeline's `FileRanker` policies."""
@@ -240,6 +253,8 @@ class CodeSearch:
         cards are nearest to the question: True / False as asked; None (default) = as the index was built, which
         is on for a hybrid index and off for a lexical one (`code-alias index --lexical --semantic-hints` turns
         them on there: BM25 retrieval, one small model call per question for the hints).
+    :param package_boost: Lift the chunks of the packages the rewrite names with strong evidence in every ranking
+        (a boost, never a filter: nothing is lost).
     """
 
     def __init__(
@@ -253,6 +268,7 @@ class CodeSearch:
         chat_generator: dict[str, Any] | None = None,
         rewriter_params: dict[str, Any] | None = None,
         semantic_hints: bool | None = None,
+        package_boost: bool = False,
     ) -> None:
         if llm and lexical:
             raise ValueError("choose either llm or lexical")
@@ -264,6 +280,7 @@ class CodeSearch:
         self.chat_generator = chat_generator
         self.rewriter_params = rewriter_params
         self.semantic_hints = semantic_hints
+        self.package_boost = package_boost
         self._query: Pipeline | None = None
         self._vectorless = False  # a hybrid index with no chunk vector yet, answered lexically until one arrives
         self._lock = threading.Lock()
@@ -797,10 +814,27 @@ class CodeSearch:
             seconds=seconds,
         )
         rewrite["inferred_repository"] = None
+        if use_rewrite and self.package_boost and package is None:
+            self._boost_packages(answer, top_k)
         if not select_repository or filters is not None:
             return answer
         options = {"top_k": top_k, "use_rewrite": use_rewrite, "candidates": candidates, "mode": mode}
         return self._select_repository(answer, pipeline, options)
+
+    def _boost_packages(self, answer: AskResult, top_k: int) -> None:
+        """Lift the chunks of the packages the rewrite names with strong evidence (`repositories.inferred_packages`)
+        in every mode's ranking; never removes anything."""
+        hints = answer.rewrite.get("hints") or []
+        strong = repositories.inferred_packages(answer.rewrite.get("packages") or [], hints)
+        if not strong:
+            return
+        confidence = {
+            str(h.get("name")): float(h.get("confidence") or 0.0) for h in hints if h.get("kind") == "package"
+        }
+        answer.package_prior = {name: confidence.get(name, 0.0) for name in strong}
+        answer.documents = repository_boosted(answer.documents, answer.package_prior, field="package")
+        answer.symbols, answer.files = rank_symbols_and_files(answer.documents, top_k, **answer.ranking_policy())
+        answer.rewrite["package_boost"] = answer.package_prior
 
     def _select_repository(self, answer: AskResult, pipeline: Pipeline, options: dict[str, Any]) -> AskResult:
         """`answer` boosted toward the repository its question is likely about, or narrowed to it (see `ask`)."""
