@@ -281,6 +281,7 @@ class CodeSearch:
         self.rewriter_params = rewriter_params
         self.semantic_hints = semantic_hints
         self.package_boost = package_boost
+        self._card_embed: Callable[[list[str]], Any] | None = None
         self._query: Pipeline | None = None
         self._vectorless = False  # a hybrid index with no chunk vector yet, answered lexically until one arrives
         self._lock = threading.Lock()
@@ -425,8 +426,10 @@ class CodeSearch:
         from ..indexing.card_vectors import card_embedder, refresh_card_vectors
         from ..indexing.dictionary_handle import DictionaryHandle
 
-        cache = os.environ.get(EMBEDDING_CACHE_ENV) or str(self.index_dir / EMBEDDING_CACHE_DIR)
-        embed = card_embedder(model=self._question_model(), cache_dir=cache)
+        if self._card_embed is None:  # kept: a server's syncs refresh cards without loading the model again
+            cache = os.environ.get(EMBEDDING_CACHE_ENV) or str(self.index_dir / EMBEDDING_CACHE_DIR)
+            self._card_embed = card_embedder(model=self._question_model(), cache_dir=cache)
+        embed = self._card_embed
         dictionary = DictionaryHandle.for_path(self.index_dir / DICTIONARY_FILE).dictionary
         return refresh_card_vectors(self.index_dir, dictionary, embed)
 
