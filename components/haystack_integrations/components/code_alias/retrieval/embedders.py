@@ -8,6 +8,7 @@ chunk once.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 import os
@@ -437,3 +438,39 @@ class CodeTextEmbedder:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CodeTextEmbedder:
         return default_from_dict(cls, with_current_type(data))
+
+
+@component
+class CodeQuestionEmbedder(CodeTextEmbedder):
+    """
+    Embeds the question as asked (its input is `question`, like the rewriter's and the composers'), for the
+    rewriter's semantic hints: the query pipelines then take `{"question": ...}` alone.
+
+    ### Usage example
+
+    ```python
+    from haystack_integrations.components.code_alias.retrieval.embedders import CodeQuestionEmbedder
+
+    embedder = CodeQuestionEmbedder()
+    embedder.warm_up()
+    print(embedder.run(question="where's the payments retry helper?")["vector"].shape)   # (384,)
+    ```
+
+    :param model: Model name or folder; `all-MiniLM-L6-v2` uses the packaged copy (the symbol cards' model).
+    :param max_seq_length: Tokens read.
+    :param max_batch_size: The most concurrent questions embedded in one model call.
+    :param clean_question: Remove issue-template noise first (see `CodeTextEmbedder`).
+    """
+
+    @component.output_types(embedding=list[float], vector=np.ndarray)
+    def run(self, question: str) -> dict[str, Any]:
+        """
+        :param question: The question as asked.
+        :returns: `embedding` (list of floats) and `vector` (float32 array: connect it to
+            `ConstrainedQueryRewriter.question_vector`).
+        """
+        return CodeTextEmbedder.run(self, text=question)  # not super(): @component rebuilds the class
+
+    @component.output_types(embedding=list[float], vector=np.ndarray)
+    async def run_async(self, question: str) -> dict[str, Any]:
+        return await asyncio.to_thread(self.run, question=question)

@@ -740,8 +740,6 @@ class CodeSearch:
             name: {"question": question} for name, sockets in pipeline.inputs().items() if "question" in sockets
         }
         data.setdefault("composer", {})["use_rewrite"] = use_rewrite
-        if "question_embedder" in pipeline.graph.nodes:  # the raw question's vector, for the semantic hints
-            data["question_embedder"] = {"text": question}
         if filters is not None:  # every retriever whose filters are the caller's (the composer's go on)
             for name, sockets in pipeline.inputs().items():
                 if "filters" in sockets:
