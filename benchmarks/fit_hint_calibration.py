@@ -5,6 +5,8 @@ A `code-alias bench run --semantic-hints` (or a hybrid run) writes every rewrite
 a gold symbol of the question, and fits two logistic regressions (`core.calibration`):
 
 - ``semantic``: P(gold) of a hint among the nearest cards, from its similarity, its rank and its gap to the nearest;
+- ``combined``: P(gold) of any hint from all its evidence (lexical values, semantic features, card similarity),
+  which replaces the noisy-OR combination where the index has cards;
 - ``scale``: P(gold) of a lexical hint from its hand-set confidence, to put semantic P(gold) on that scale;
 - ``words``: P(gold) of a hint backed only by shared words (words, doc, abbreviation, all words), from its card
   similarity.
@@ -27,6 +29,7 @@ from typing import Any
 from haystack_integrations.components.code_alias.core.calibration import (
     CALIBRATION_FILE,
     HintCalibration,
+    combined_features,
     fit_logistic,
     semantic_features,
 )
@@ -45,6 +48,7 @@ def examples(rows: list[dict[str, Any]]) -> dict[str, tuple[list[dict[str, float
     words: tuple[list[dict[str, float]], list[int]] = ([], [])
     every: tuple[list[dict[str, float]], list[int]] = ([], [])
     scale: tuple[list[dict[str, float]], list[int]] = ([], [])
+    combined: tuple[list[dict[str, float]], list[int]] = ([], [])
     for row in rows:
         gold = _gold_names(row)
         hints = [h for h in row.get("hints") or [] if h.get("kind", "symbol") == "symbol"]
@@ -55,6 +59,7 @@ def examples(rows: list[dict[str, Any]]) -> dict[str, tuple[list[dict[str, float
             key=lambda h: -float(h["similarity"]),
         )
         best = float(near[0]["similarity"]) if near else 0.0
+        ranks = {hint["name"]: rank for rank, hint in enumerate(near)}
         for rank, hint in enumerate(near):
             semantic[0].append(semantic_features(float(hint["similarity"]), rank, best))
             semantic[1].append(int(hint["name"] in gold))
@@ -71,7 +76,16 @@ def examples(rows: list[dict[str, Any]]) -> dict[str, tuple[list[dict[str, float
             if "semantic" not in evidence:
                 scale[0].append({"confidence": features["noisy_or"]})
                 scale[1].append(label)
-    return {"semantic": semantic, "words": words, "every": every, "scale": scale}
+            similarity = hint.get("similarity")
+            semantic_info = None
+            if hint["name"] in ranks and similarity is not None:
+                semantic_info = (float(similarity), ranks[hint["name"]], best)
+            lexical = {k: float(v) for k, v in evidence.items() if k != "semantic"}
+            combined[0].append(
+                combined_features(lexical, semantic_info, None if similarity is None else float(similarity))
+            )
+            combined[1].append(label)
+    return {"semantic": semantic, "words": words, "every": every, "scale": scale, "combined": combined}
 
 
 def auc(scores: list[float], labels: list[int]) -> float:
@@ -106,7 +120,7 @@ def main() -> None:
             rows += [r for line in handle if (r := json.loads(line)).get("rewrite") == "dictionary"]
     data = examples(rows)
     fitted = {}
-    for name in ("semantic", "words", "scale"):
+    for name in ("semantic", "words", "scale", "combined"):
         features, labels = data[name]
         model = fit_logistic(features, labels, l2=args.l2)
         scores = [model(**f) for f in features]
@@ -133,6 +147,7 @@ def main() -> None:
             words=fitted["words"],
             words_reference=words_reference,
             scale=fitted["scale"],
+            combined=fitted["combined"],
             source=(
                 f"benchmarks/fit_hint_calibration.py {' '.join(str(r) for r in args.runs)} --write "
                 f"({len(rows)} dictionary rows, {datetime.date.today().isoformat()})"

@@ -8,6 +8,9 @@ command and the coefficients are in BENCHMARKS.md. Two models:
   question and its rank among the cards; the confidence of "semantic" evidence.
 - ``words``: P(gold | a hint backed only by shared words), from the same similarity; a word-overlap hint whose card
   is far from the question loses confidence in proportion (`word_factor`), one that is near keeps it.
+- ``combined``: P(gold | every piece of evidence of a hint): the lexical kinds' hand-set values, the semantic
+  features when it is among the nearest cards, and its card's similarity whatever its evidence. Where the index has
+  cards it replaces the hand-set noisy-OR combination (`core.hints`), mapped onto the same scale (``scale``).
 - ``scale``: P(gold | the hand-set noisy-OR confidence) of the hints without semantic evidence. A semantic hint's
   P(gold) is turned into the confidence that lexical hints *equally often right* have (the inverse of `scale`), so
   the thresholds downstream (`core.rewrite.STRONG_CONFIDENCE`, `RankFusion`) read both kinds alike.
@@ -23,6 +26,8 @@ from typing import Any
 
 #: Semantic evidence never reaches the confidence of an identifier written out (0.95): it is a guess.
 MAX_SEMANTIC_CONFIDENCE = 0.9
+#: A hint's fitted confidence from all its evidence stops where an identifier written out starts.
+MAX_FITTED_CONFIDENCE = 0.95
 CALIBRATION_FILE = Path(__file__).resolve().parent.parent / "config" / "hint_calibration.json"
 
 
@@ -56,10 +61,26 @@ class Logistic:
 
 def semantic_features(similarity: float, rank: int, best: float) -> dict[str, float]:
     """
-    The features of a semantic candidate: its similarity, the log of its 1-based rank among the cards, and how far
-    it is below the nearest card (a clear winner is likelier meant than the first of many near-ties).
+    The features of a semantic candidate: its similarity and the log of its 1-based rank among the cards. (`best`,
+    the nearest card's similarity, is kept in the signature: a gap-to-best feature was tried and dropped, its
+    fitted sign said a card *further* below the best is likelier gold, a question-level artefact.)
     """
-    return {"similarity": similarity, "log_rank": math.log(rank + 1), "gap": best - similarity}
+    return {"similarity": similarity, "log_rank": math.log(rank + 1)}
+
+
+#: The lexical evidence kinds the combined model reads (their hand-set values, `core.hints.EVIDENCE_CONFIDENCE`).
+LEXICAL_KINDS = ("exact", "fuzzy", "nickname", "alias", "retrieved", "package", "all-words", "words", "doc")
+
+
+def combined_features(
+    evidence: dict[str, float], semantic: tuple[float, int, float] | None, similarity: float | None
+) -> dict[str, float]:
+    """The features of the combined model (`HintCalibration.combined`)."""
+    features = {kind: float(evidence.get(kind, 0.0)) for kind in LEXICAL_KINDS}
+    near = semantic_features(*semantic) if semantic is not None else {"similarity": 0.0, "log_rank": 0.0}
+    features.update({"semantic": 1.0 if semantic is not None else 0.0, **{f"semantic_{k}": v for k, v in near.items()}})
+    features["card_similarity"] = similarity if similarity is not None else 0.0
+    return features
 
 
 @dataclass(frozen=True)
@@ -77,7 +98,33 @@ class HintCalibration:
     words: Logistic | None = None
     words_reference: float = 0.5
     scale: Logistic | None = None
+    combined: Logistic | None = None
     source: str = ""
+
+    def hint_confidence(
+        self, evidence: dict[str, float], semantic: tuple[float, int, float] | None, similarity: float | None
+    ) -> float | None:
+        """
+        The fitted confidence of a hint (`combined` on the noisy-OR scale), or None without a `combined` model.
+
+        :param evidence: Its lexical evidence (kind -> hand-set value); "semantic" is ignored (see `semantic`).
+        :param semantic: (similarity, rank, best) when it is among the nearest cards.
+        :param similarity: Its card's similarity to the question (None: no card).
+        """
+        if self.combined is None:
+            return None
+        features = combined_features(evidence, semantic, similarity)
+        return self.on_confidence_scale(self.combined(**features), ceiling=MAX_FITTED_CONFIDENCE)
+
+    def on_confidence_scale(self, probability: float, ceiling: float | None = None) -> float:
+        """A P(gold) as the confidence that lexical hints equally often right have (the inverse of `scale`)."""
+        slope = self.scale.coefficients.get("confidence", 0.0) if self.scale is not None else 0.0
+        if self.scale is None or slope <= 0:
+            return probability
+        probability = min(max(probability, 1e-9), 1 - 1e-9)
+        logit = math.log(probability / (1 - probability))
+        top = MAX_SEMANTIC_CONFIDENCE if ceiling is None else ceiling
+        return min(top, max(0.0, (logit - self.scale.intercept) / slope))
 
     def semantic_probability(self, similarity: float, rank: int, best: float) -> float:
         """P(gold) of the `rank`-th nearest card (0-based) at `similarity`, the nearest being at `best`."""
@@ -85,13 +132,7 @@ class HintCalibration:
 
     def semantic_confidence(self, similarity: float, rank: int, best: float) -> float:
         """The confidence of semantic evidence: its P(gold) on the lexical hints' confidence scale (`scale`)."""
-        probability = self.semantic_probability(similarity, rank, best)
-        slope = self.scale.coefficients.get("confidence", 0.0) if self.scale is not None else 0.0
-        if self.scale is None or slope <= 0:
-            return probability
-        probability = min(max(probability, 1e-9), 1 - 1e-9)
-        logit = math.log(probability / (1 - probability))
-        return min(MAX_SEMANTIC_CONFIDENCE, max(0.0, (logit - self.scale.intercept) / slope))
+        return self.on_confidence_scale(self.semantic_probability(similarity, rank, best))
 
     def word_factor(self, similarity: float) -> float:
         """In [0, 1]: how much of its word confidence a word-only hint keeps at this card similarity."""
@@ -106,6 +147,7 @@ class HintCalibration:
             "words": self.words.to_dict() if self.words is not None else None,
             "words_reference": self.words_reference,
             "scale": self.scale.to_dict() if self.scale is not None else None,
+            "combined": self.combined.to_dict() if self.combined is not None else None,
             "source": self.source,
         }
 
@@ -113,7 +155,9 @@ class HintCalibration:
     def from_dict(cls, data: dict[str, Any]) -> HintCalibration:
         words = data.get("words")
         scale = data.get("scale")
+        combined = data.get("combined")
         return cls(
+            combined=Logistic.from_dict(combined) if combined else None,
             scale=Logistic.from_dict(scale) if scale else None,
             semantic=Logistic.from_dict(data["semantic"]),
             words=Logistic.from_dict(words) if words else None,

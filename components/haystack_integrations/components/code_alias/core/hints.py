@@ -162,12 +162,14 @@ class Hint:
     evidence: dict[str, float] = field(default_factory=dict)
     confidence: float = 0.0
     retrieved_score: float = 0.0
+    semantic_score: float = 0.0
     similarity: float | None = None  # cosine similarity of its card to the question (None: no card or no vector)
 
     @property
     def lexical_score(self) -> float:
-        """The part of `score` that comes from the question's own text (everything but "retrieved")."""
-        return self.score - self.retrieved_score
+        """The part of `score` that comes from the question's own words (everything but "retrieved" and
+        "semantic")."""
+        return self.score - self.retrieved_score - self.semantic_score
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -622,12 +624,16 @@ class HintIndex:
             )
 
         semantic: list[int] = []
+        semantic_credit: dict[int, float] = {}
+        semantic_rank: dict[int, tuple[float, int, float]] = {}
         if card_scores is not None and calibration is not None:
             semantic = _nearest_targets(card_scores, SEMANTIC_DEPTH, SEMANTIC_MIN_SIMILARITY)
             best = float(card_scores[semantic[0]]) if semantic else 0.0
             for rank, index in enumerate(semantic):
                 value = float(card_scores[index])
                 confidence = calibration.semantic_confidence(value, rank, best)
+                semantic_credit[index] = SEMANTIC_WEIGHT * confidence
+                semantic_rank[index] = (value, rank, best)
                 credit(index, SEMANTIC_WEIGHT * confidence, "semantic", confidence, f"{value:.2f}")
 
         name_score = np.zeros(count)
@@ -695,14 +701,21 @@ class HintIndex:
                 if short_question:
                     found["described"] = EVIDENCE_CONFIDENCE["described"]
             card_similarity = None
+            fitted: float | None = None
             if card_scores is not None and not math.isnan(float(card_scores[index])):
                 card_similarity = float(card_scores[index])
-                if calibration is not None and set(found) <= _WORD_ONLY:
-                    # Shared words with a symbol that means something else: its card is far from the question.
+            if card_scores is not None and calibration is not None and target.kind == "symbol":
+                # Where there are cards, the fitted model weighs every piece of evidence together (a word hint
+                # whose card is far from the question loses confidence there); else the noisy-OR below.
+                fitted = calibration.hint_confidence(found, semantic_rank.get(index), card_similarity)
+                if fitted is None and card_similarity is not None and set(found) <= _WORD_ONLY:
                     factor = calibration.word_factor(card_similarity)
                     found = {kind: value * factor for kind, value in found.items()}
             hint = self._hint(index, float(total[index]), found, details.get(index))
+            if fitted is not None:
+                hint.confidence = fitted
             hint.retrieved_score = retrieved_credit.get(index, 0.0)
+            hint.semantic_score = semantic_credit.get(index, 0.0)
             hint.similarity = card_similarity
             hints.append(hint)
         return hints

@@ -253,7 +253,7 @@ class CodeSearch:
         cards are nearest to the question: True / False as asked; None (default) = as the index was built, which
         is on for a hybrid index and off for a lexical one (`code-alias index --lexical --semantic-hints` turns
         them on there: BM25 retrieval, one small model call per question for the hints).
-    :param package_boost: Lift the chunks of the packages the rewrite names with strong evidence in every ranking
+    :param package_boost: Lift the chunks of the packages the rewrite chose, by their confidence, in every ranking
         (a boost, never a filter: nothing is lost).
     """
 
@@ -823,16 +823,18 @@ class CodeSearch:
         return self._select_repository(answer, pipeline, options)
 
     def _boost_packages(self, answer: AskResult, top_k: int) -> None:
-        """Lift the chunks of the packages the rewrite names with strong evidence (`repositories.inferred_packages`)
-        in every mode's ranking; never removes anything."""
+        """Lift the chunks of the packages the rewrite chose, by their confidence (`repository_boosted`: reciprocal
+        rank fusion with each package's own list), in every mode's ranking; never removes anything."""
         hints = answer.rewrite.get("hints") or []
-        strong = repositories.inferred_packages(answer.rewrite.get("packages") or [], hints)
-        if not strong:
-            return
         confidence = {
             str(h.get("name")): float(h.get("confidence") or 0.0) for h in hints if h.get("kind") == "package"
         }
-        answer.package_prior = {name: confidence.get(name, 0.0) for name in strong}
+        # Every package the rewrite chose, weighted by its confidence: a boost moves nothing out of the answer.
+        prior = {name: confidence.get(name, 0.0) for name in answer.rewrite.get("packages") or []}
+        prior = {name: value for name, value in prior.items() if value > 0}
+        if not prior:
+            return
+        answer.package_prior = prior
         answer.documents = repository_boosted(answer.documents, answer.package_prior, field="package")
         answer.symbols, answer.files = rank_symbols_and_files(answer.documents, top_k, **answer.ranking_policy())
         answer.rewrite["package_boost"] = answer.package_prior
