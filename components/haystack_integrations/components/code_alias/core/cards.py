@@ -133,7 +133,8 @@ class SymbolCards:
         norm = float(np.linalg.norm(query))
         if norm == 0.0 or not np.isfinite(norm):
             return np.zeros(0, dtype=np.float32)
-        return self.matrix @ (query / norm)
+        # einsum, not `@`: OpenBLAS's threaded gemv took 16 ms for 11k cards on these loaded 2 cores, einsum 0.9 ms.
+        return np.einsum("ij,j->i", self.matrix, query / norm)
 
     def nearest(self, vector: Sequence[float] | np.ndarray, k: int) -> list[tuple[str, float]]:
         """The `k` names nearest to `vector`, best first, with their similarity."""
