@@ -354,12 +354,18 @@ def _sync_route(wrapper: Any) -> dict[str, Any]:
     }
 
 
-def build_app(settings: ServerSettings | None = None, service_settings: ServiceSettings | None = None) -> Any:
+def build_app(
+    settings: ServerSettings | None = None,
+    service_settings: ServiceSettings | None = None,
+    *,
+    chat_generator: Any | None = None,
+) -> Any:
     """
     The FastAPI app of `code-alias serve`, with the service loaded (index, dictionary, model: once).
 
     :param settings: How to listen and whom to answer (default: from the environment).
     :param service_settings: The index and models (default: `ServiceSettings.from_env()`).
+    :param chat_generator: A Haystack ChatGenerator for the chat answers (default: the service's own, if any).
     :returns: A FastAPI application wrapped in the host check, CORS (only when configured) and the guard.
     """
     from fastapi import FastAPI, Request
@@ -400,6 +406,7 @@ def build_app(settings: ServerSettings | None = None, service_settings: ServiceS
     )
     for name, wrapper in wrappers.items():
         app.add_api_route(**(_sync_route(wrapper) if name == "code_alias_sync" else _run_route(name, wrapper)))
+    _add_browser_and_chat_routes(app, wrappers["code_alias_ask"], chat_generator)
 
     @app.get("/status", tags=["code-alias"])
     async def status() -> dict[str, Any]:
@@ -429,6 +436,15 @@ def build_app(settings: ServerSettings | None = None, service_settings: ServiceS
             allow_headers=["authorization", "content-type", "mcp-protocol-version", "mcp-session-id"],
         )
     return _Served(TrustedHostMiddleware(guarded, allowed_hosts=chosen.host_patterns()), app)
+
+
+def _add_browser_and_chat_routes(app: Any, ask: Any, chat_generator: Any | None) -> None:
+    """The OpenAI-compatible chat routes (`openai_routes.py`), answered by the ask deployment."""
+    from haystack_integrations.components.code_alias.serving.openai_routes import add_openai_routes
+
+    if chat_generator is not None:
+        ask.use_chat_generator(chat_generator)
+    add_openai_routes(app, ask)
 
 
 def _version() -> str:
