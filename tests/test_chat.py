@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +18,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import ACME_REPO
+from tests.thread_server import ThreadServer
 
 pytest.importorskip("hayhooks")
 openai = pytest.importorskip("openai", reason="the chat tests need the `openai` client (the dev extra)")
@@ -59,41 +58,6 @@ class ScriptedGenerator:
             f"It is called by `{INVENTED_IDENTIFIER}` ({INVENTED_CITATION})."
         )
         return {"replies": [ChatMessage.from_assistant(text)]}
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-class ThreadServer:
-    """uvicorn serving `app` on a free loopback port, in a daemon thread, until `stop`."""
-
-    def __init__(self, app: Any) -> None:
-        import uvicorn
-
-        self.port = _free_port()
-        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning"))
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def start(self) -> ThreadServer:
-        self.thread.start()
-        deadline = time.monotonic() + 60
-        while not self.server.started:
-            assert time.monotonic() < deadline and self.thread.is_alive(), "the server did not start"
-            time.sleep(0.05)
-        return self
-
-    def stop(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=20)
 
 
 @pytest.fixture(scope="module")

@@ -176,7 +176,8 @@ def test_serves_our_deployments(client: httpx.Client) -> None:
     status = client.post("/code_alias_status/run", json={}).json()["result"]
     assert status["ready"] is True and status["documents"] > 0
     paths = set(client.get("/openapi.json").json()["paths"])
-    assert paths == {f"/{name}/run" for name in NAMES} | {"/status"}
+    chat_and_page = {"/v1/models", "/v1/chat/completions", "/page/info", "/page/ask"}  # the page's files: unlisted
+    assert paths == {f"/{name}/run" for name in NAMES} | {"/status"} | chat_and_page
 
 
 def test_deploy_and_undeploy_routes_are_absent(served: Served, client: httpx.Client) -> None:
@@ -190,7 +191,8 @@ def test_deploy_and_undeploy_routes_are_absent(served: Served, client: httpx.Cli
         ("DELETE", "/undeploy/code_alias_status", None),
         ("GET", "/evil/run", None),
         ("POST", "/evil/run", {}),
-        ("POST", "/v1/chat/completions", {"model": "code_alias_ask", "messages": []}),
+        ("POST", "/v1/files", None),  # Hayhooks' OpenAI file upload and Responses API: not served here
+        ("POST", "/v1/responses", {"model": "code_alias_ask", "input": "x"}),
         ("GET", "/draw/code_alias_ask", None),
         ("GET", "/traces", None),
     ]

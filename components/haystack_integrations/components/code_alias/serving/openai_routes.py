@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from haystack_integrations.components.code_alias.serving.chat import CHAT_MODEL, ChatAnswer
-from haystack_integrations.components.code_alias.serving.service import bad_request
+from haystack_integrations.components.code_alias.serving.service import bad_request, json_object
 
 #: Fields of an OpenAI request that are read; every other one (temperature, max_tokens, tools...) is ignored.
 _BOOL_FIELDS = ("stream",)
@@ -44,12 +44,7 @@ def read_chat_body(raw: bytes) -> dict[str, Any]:
 
     :raises HTTPException: 400 when the body is not a JSON object, 422 on a wrong type, 404 on another model.
     """
-    try:
-        body = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        raise bad_request("the body must be a JSON object (an OpenAI chat completion request)", 400) from None
-    if not isinstance(body, dict):
-        raise bad_request(f"the body must be a JSON object, got {type(body).__name__}", 400)
+    body = json_object(raw, "an OpenAI chat completion request")
     model = body.get("model")
     if not isinstance(model, str):
         raise bad_request("model must be a string: the model is code_alias_ask (see /v1/models)")

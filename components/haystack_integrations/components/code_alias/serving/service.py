@@ -313,6 +313,17 @@ def bad_request(message: str, status_code: int = 422) -> HTTPException:
     return HTTPException(status_code=status_code, detail=hide_paths(" ".join(message.split())))
 
 
+def json_object(raw: bytes, what: str) -> dict[str, Any]:
+    """A request body that must be a JSON object (`what` says which, for the message); 400 otherwise."""
+    try:
+        body = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        raise bad_request(f"the body must be a JSON object ({what})", 400) from None
+    if not isinstance(body, dict):
+        raise bad_request(f"the body must be a JSON object ({what}), got {type(body).__name__}", 400)
+    return body
+
+
 def _check_text(value: str, name: str) -> None:
     """422 when `value` is not valid Unicode text (a lone surrogate such as "\\ud800" cannot be encoded)."""
     try:
