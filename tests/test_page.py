@@ -18,7 +18,7 @@ from urllib.parse import unquote
 import pytest
 
 from tests.conftest import ACME_REPO
-from tests.thread_server import ThreadServer
+from tests.thread_server import ThreadServer, hostile_copy
 
 pytest.importorskip("hayhooks")
 import httpx  # a dependency of hayhooks
@@ -36,9 +36,11 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ThreadServer]:
     from haystack_integrations.components.code_alias.serving.service import ServiceSettings
 
     index_dir = tmp_path_factory.mktemp("page-index")
-    CodeSearch(index_dir, lexical=True).index(ACME_REPO)
+    repo = hostile_copy(ACME_REPO, tmp_path_factory.mktemp("page-repo") / "acme")
+    CodeSearch(index_dir, lexical=True).index(repo)
     app = build_app(ServerSettings(token=TOKEN), ServiceSettings(index_dir=index_dir, lexical=True))
     served = ThreadServer(app).start()
+    served.repo = repo
     yield served
     served.stop()
 
@@ -55,7 +57,7 @@ def test_the_page_loads_without_the_token_and_its_data_needs_it(server: ThreadSe
     assert httpx.post(server.url + "/page/ask", json={"question": "retry"}).status_code == 401
     auth = {"authorization": f"Bearer {TOKEN}"}
     info = httpx.get(server.url + "/page/info", headers=auth).json()
-    assert "@acme/payments-core" in info["packages"] and info["repositories"] == ["acme_repo"]
+    assert "@acme/payments-core" in info["packages"] and info["repositories"] == ["acme"]
 
 
 def test_page_ask_gives_code_lines_why_and_the_editor_path(server: ThreadServer) -> None:
@@ -65,7 +67,7 @@ def test_page_ask_gives_code_lines_why_and_the_editor_path(server: ThreadServer)
     first = answer.json()["symbols"][0]
     assert first["qualified_name"].endswith("withStripeBackoff") and first["start_line"] == 6
     assert first["code"]["start_line"] == 6 and "function withStripeBackoff" in first["code"]["lines"][0]
-    assert first["editor_path"] == str(ACME_REPO.resolve() / "packages/payments-core/src/retry.ts")
+    assert first["editor_path"] == str(server.repo.resolve() / "packages/payments-core/src/retry.ts")
     assert "keyword search" in first["why_words"] and "It defines withStripeBackoff" in first["why_words"]
 
 
@@ -193,3 +195,19 @@ def test_type_a_prefix_pick_a_completion_and_see_the_ranked_code(
     assert not wide
     browser.execute_script("window.scrollTo(0, 0)")
     browser.save_screenshot(str(shots / "page-narrow.png"))
+
+
+def test_code_from_the_index_is_shown_never_run(server: ThreadServer, browser: Any) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support import expected_conditions as ready
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser.get(server.url + f"/#token={TOKEN}")
+    box = WebDriverWait(browser, 30).until(ready.element_to_be_clickable((By.ID, "q")))
+    box.send_keys("where is the banner html rendered", Keys.ENTER)
+    WebDriverWait(browser, 30).until(ready.visibility_of_element_located((By.CSS_SELECTOR, "#symbols .symbol")))
+    code = browser.find_element(By.ID, "symbols").text
+    assert "<script>document.title='pwned'</script>" in code and '<img src=x onerror="document.title' in code
+    assert browser.title == "code-alias search"  # neither the script nor the onerror ran
+    assert not browser.find_elements(By.CSS_SELECTOR, "#answer img, #answer script")

@@ -71,9 +71,10 @@ _REFERRING = frozenset(
     ]
 )
 _WORD_RE = re.compile(r"[A-Za-z']+")
-# `path:start-end` or `path:line`: a relative path with an extension, optionally in backticks or brackets.
+# `path:start-end` or `path:line`, optionally in backticks or brackets; absolute paths too (always dropped: the
+# index holds relative ones). A "path" with neither a slash nor a dot (a time such as 12:30) is not a citation.
 _CITATION_RE = re.compile(
-    r"(?<![\w/.:-])((?:[\w.@+-]+/)*[\w.@+-]+\.[A-Za-z0-9]{1,8}):(\d{1,7})(?:\s*[-\u2013]\s*(\d{1,7}))?"
+    r"(?<![\w/.:-])((?:/|\.{1,2}/)?(?:[\w.@+-]+/)*[\w.@+-]+):(\d{1,7})(?:\s*[-\u2013]\s*(\d{1,7}))?"
 )
 _CODE_SPAN_RE = re.compile(r"`([^`\n]{1,200})`")
 _TOKEN_RE = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
@@ -320,6 +321,8 @@ def check_answer(text: str, chunks: list[Chunk]) -> tuple[str, dict[str, Any]]:
 
     def cite(match: re.Match[str]) -> str:
         path, start = match.group(1), int(match.group(2))
+        if "/" not in path and "." not in path:
+            return match.group(0)
         end = int(match.group(3)) if match.group(3) else start
         if any(c.file_path == path and c.start_line <= start <= end <= c.end_line for c in chunks):
             kept.append(match.group(0))

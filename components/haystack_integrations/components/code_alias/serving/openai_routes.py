@@ -37,14 +37,14 @@ def models_payload() -> dict[str, Any]:
     }
 
 
-def read_chat_body(raw: bytes) -> dict[str, Any]:
+def read_chat_body(raw: bytes, content_type: str | None = "application/json") -> dict[str, Any]:
     """
     The chat request as a dict, checked: an object with `model` (ours), `messages` (a list) and, if given, a
     boolean `stream`; the message contents are checked by `chat.read_conversation`.
 
     :raises HTTPException: 400 when the body is not a JSON object, 422 on a wrong type, 404 on another model.
     """
-    body = json_object(raw, "an OpenAI chat completion request")
+    body = json_object(raw, "an OpenAI chat completion request", content_type)
     model = body.get("model")
     if not isinstance(model, str):
         raise bad_request("model must be a string: the model is code_alias_ask (see /v1/models)")
@@ -108,7 +108,7 @@ def add_openai_routes(app: Any, wrapper: Any) -> None:
         return JSONResponse(models_payload())
 
     async def chat_completions(request: Request) -> Any:
-        body = read_chat_body(await request.body())
+        body = read_chat_body(await request.body(), request.headers.get("content-type"))
         answer: ChatAnswer = await run_in_threadpool(wrapper.chat, body["messages"], body)
         if body.get("stream"):
             return StreamingResponse(

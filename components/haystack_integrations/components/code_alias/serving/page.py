@@ -96,9 +96,9 @@ def why_in_words(why: list[str]) -> str:
     return " ".join(part for part in (sentence, named) if part) or "Ranked by the fused retrieval score."
 
 
-def read_page_question(raw: bytes) -> dict[str, Any]:
+def read_page_question(raw: bytes, content_type: str | None = "application/json") -> dict[str, Any]:
     """The `/page/ask` body: a JSON object of `question` and, optionally, `top_k`, `repo`, `package` (400/422)."""
-    body = json_object(raw, "with a question")
+    body = json_object(raw, "with a question", content_type)
     unknown = sorted(set(body) - PAGE_FIELDS)
     if unknown:
         raise bad_request(f"unknown field(s) {', '.join(repr(name[:40]) for name in unknown[:5])}")
@@ -198,7 +198,7 @@ def add_page_routes(app: Any, service: CodeAliasService) -> None:
         return JSONResponse(await run_in_threadpool(page.info))
 
     async def ask(request: Request) -> JSONResponse:
-        body = read_page_question(await request.body())
+        body = read_page_question(await request.body(), request.headers.get("content-type"))
         return JSONResponse(await run_in_threadpool(page.ask, body))
 
     info.__annotations__ = {}

@@ -313,11 +313,17 @@ def bad_request(message: str, status_code: int = 422) -> HTTPException:
     return HTTPException(status_code=status_code, detail=hide_paths(" ".join(message.split())))
 
 
-def json_object(raw: bytes, what: str) -> dict[str, Any]:
-    """A request body that must be a JSON object (`what` says which, for the message); 400 otherwise."""
+def json_object(raw: bytes, what: str, content_type: str | None) -> dict[str, Any]:
+    """
+    A request body that must be a JSON object (`what` says which, for the message): 415 unless it is declared
+    `application/json` (which a cross-site form cannot send without a CORS preflight), 400 when it is not one.
+    """
+    media = (content_type or "").split(";")[0].strip().lower()
+    if media != "application/json" and not (media.startswith("application/") and media.endswith("+json")):
+        raise bad_request(f"send the body as application/json ({what})", 415)
     try:
         body = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError):  # nesting past Python's stack is not a request either
         raise bad_request(f"the body must be a JSON object ({what})", 400) from None
     if not isinstance(body, dict):
         raise bad_request(f"the body must be a JSON object ({what}), got {type(body).__name__}", 400)
