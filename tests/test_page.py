@@ -166,6 +166,8 @@ def test_type_a_prefix_pick_a_completion_and_see_the_ranked_code(
         lines[0].find_element(By.CSS_SELECTOR, ".text").text,
     )
     assert "export async function withStripeBackoff" in code
+    keywords = [span.text for span in lines[0].find_elements(By.CSS_SELECTOR, ".tok-keyword")]
+    assert keywords[:3] == ["export", "async", "function"]  # highlighted, as text spans
     link = first.find_element(By.CSS_SELECTOR, "a.open")
     href = link.get_attribute("href")
     assert link.text == "packages/payments-core/src/retry.ts:6" and href.startswith("vscode://file/")

@@ -160,7 +160,9 @@ class PageService:
                 {
                     **item,
                     "why_words": why_in_words(item.get("why") or []),
-                    "code": {"start_line": chunk.start_line, "lines": list(chunk.lines)} if chunk else None,
+                    "code": {"start_line": chunk.start_line, "lines": list(chunk.lines), "language": chunk.language}
+                    if chunk
+                    else None,
                     "editor_path": str(PurePosixPath(root) / item["file_path"]) if root else None,
                 }
             )

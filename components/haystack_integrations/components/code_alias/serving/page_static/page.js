@@ -182,11 +182,42 @@
     return button;
   }
 
+  // A small highlighter, line by line (no library): comments, strings, numbers and keywords as text spans.
+  const KEYWORDS = new Set(
+    ("def class return if elif else for while try except finally with as import from async await function const " +
+      "let var new throw catch export interface type extends implements public private protected static readonly " +
+      "fn pub struct impl enum match mod use func package defer go nil null None True False true false self this " +
+      "yield lambda in not and or is break continue switch case default void raise pass")
+      .split(" ")
+  );
+  const HASH_COMMENTS = new Set(["python", "ruby", "bash", "shell", "yaml", "toml", "perl", "r"]);
+
+  function highlighted(text, language) {
+    const comment = HASH_COMMENTS.has(language) ? "#.*$" : "\\/\\/.*$|\\/\\*.*?(?:\\*\\/|$)";
+    const token = new RegExp(
+      "(" + comment + ")|(\"(?:[^\"\\\\]|\\\\.)*\"?|'(?:[^'\\\\]|\\\\.)*'?|`[^`]*`?)|(\\b\\d[\\w.]*)|([A-Za-z_$][\\w$]*)",
+      "g"
+    );
+    const nodes = [];
+    let last = 0;
+    for (const match of text.matchAll(token)) {
+      const kind = match[1] ? "comment" : match[2] ? "string" : match[3] ? "number" : KEYWORDS.has(match[4]) ? "keyword" : "";
+      if (!kind) continue;
+      if (match.index > last) nodes.push(document.createTextNode(text.slice(last, match.index)));
+      nodes.push(el("span", match[0], "tok-" + kind));
+      last = match.index + match[0].length;
+    }
+    if (last < text.length) nodes.push(document.createTextNode(text.slice(last)));
+    return nodes;
+  }
+
   function codeBlock(code) {
     const pre = el("pre", null, "code");
     for (let i = 0; i < code.lines.length; i++) {
       const line = el("span", null, "line");
-      line.append(el("span", code.start_line + i, "number"), el("span", code.lines[i] || " ", "text"));
+      const text = el("span", null, "text");
+      text.append(...highlighted(code.lines[i] || " ", code.language || ""));
+      line.append(el("span", code.start_line + i, "number"), text);
       pre.append(line);
     }
     return pre;
