@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .errors import CodeAliasError
 from .paths import DEFAULT_INDEX_DIR, DICTIONARY_FILE, INDEX_DIR_ENV
 from .progress import progress_disabled
 
@@ -403,7 +404,7 @@ def _ask_here(args: argparse.Namespace, *, llm: bool) -> dict[str, Any]:
     return payload
 
 
-class ServerUnreachableError(RuntimeError):
+class ServerUnreachableError(RuntimeError, CodeAliasError):
     """No code-alias server answered at the given address."""
 
 

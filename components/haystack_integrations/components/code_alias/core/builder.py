@@ -25,6 +25,7 @@ from typing import Any
 
 import yaml
 
+from ..errors import CodeAliasError
 from .identifiers import split_identifier, text_words, unique
 from .manifests import MANIFEST_NAMES, discover_packages
 from .model import (
@@ -52,7 +53,7 @@ MAX_WORKERS = 4
 DEFAULT_NICKNAME_FILES = (".code-alias-nicknames.yml", ".code-alias-nicknames.yaml")
 
 
-class ConfigFileError(ValueError):
+class ConfigFileError(ValueError, CodeAliasError):
     """A nickname or abbreviation file that cannot be used (names the file and why)."""
 
 

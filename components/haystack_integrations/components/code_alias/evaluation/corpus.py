@@ -46,6 +46,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal, Protocol
 
+from ..errors import CodeAliasError
+
 __all__ = [
     "DEFAULT_CACHE_DIR",
     "PYPI_DISTRIBUTIONS",
@@ -97,7 +99,7 @@ PLATFORM_TAGS: tuple[str, ...] = (
 )
 
 
-class CorpusError(Exception):
+class CorpusError(CodeAliasError):
     """A corpus that cannot be obtained (the message says why: no release, no commit, extraction failed)."""
 
 

@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from haystack_integrations.components.code_alias.errors import CodeAliasError
 from haystack_integrations.components.code_alias.evaluation.patches import (
     changed_definitions,
     is_test_file,
@@ -40,7 +41,7 @@ __all__ = [
 QueryField = Literal["title", "full"]
 
 
-class GoldenError(Exception):
+class GoldenError(CodeAliasError):
     """A golden file that cannot be read or has an invalid line (the message names the file and line)."""
 
 

@@ -36,6 +36,7 @@ from typing import Any, Literal
 from haystack.document_stores.errors import DocumentStoreError
 
 from ..core.model import atomic_write_bytes
+from ..errors import CodeAliasError
 from ..paths import DICTIONARY_FILE, DOCUMENTS_FILE
 
 logger = logging.getLogger(__name__)
@@ -51,14 +52,14 @@ LEGACY_NAMES: dict[str, str] = {"dictionary": DICTIONARY_FILE, "documents": DOCU
 _PATTERNS: dict[str, tuple[str, str]] = {"dictionary": ("dictionary-", ".json"), "documents": ("documents-", ".npz")}
 
 
-class IndexDamagedError(DocumentStoreError):
+class IndexDamagedError(DocumentStoreError, CodeAliasError):
     """
     A persisted index file that cannot be used; the message names the file and the fix. A `DocumentStoreError`, so
     a server answers 503 (the store cannot be read) rather than 500.
     """
 
 
-class IndexLockedError(TimeoutError):
+class IndexLockedError(TimeoutError, CodeAliasError):
     """Another `code-alias index` holds the index folder's lock (the message says who)."""
 
 

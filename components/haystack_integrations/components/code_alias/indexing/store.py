@@ -25,6 +25,7 @@ from haystack.document_stores.types import DuplicatePolicy
 
 from .._legacy import with_current_type
 from ..core.model import AliasDictionary
+from ..errors import CodeAliasError
 from ..paths import resolve_index_dir
 from . import index_delta
 from .index_files import (
@@ -73,7 +74,7 @@ _LINES: dict[str, dict[str, tuple[Document, str]]] = {}
 _ON_DISK: dict[str, tuple[str, ...]] = {}
 
 
-class IndexNotFoundError(FileNotFoundError):
+class IndexNotFoundError(FileNotFoundError, CodeAliasError):
     """No index at the configured folder (says how to build one)."""
 
 

@@ -29,6 +29,7 @@ from haystack.document_stores.in_memory import InMemoryDocumentStore
 from .._legacy import with_current_type
 from ..core.identifiers import code_tokenize, split_identifier
 from ..core.question_text import clean_question_text
+from ..errors import CodeAliasError
 from ..indexing.bm25_build import TermCache, build_model
 from ..indexing.store_cache import PerStoreCache, best_first, preparing
 from ..paths import user_cache_dir
@@ -71,7 +72,7 @@ def _prune(cache: Path, *, keep: Path, entries: int = CACHE_ENTRIES) -> None:
         shutil.rmtree(stale, ignore_errors=True)
 
 
-class Bm25IndexError(RuntimeError):
+class Bm25IndexError(RuntimeError, CodeAliasError):
     """A saved BM25 index that cannot answer (damaged or written by another version)."""
 
 

@@ -20,6 +20,7 @@ from typing import Any, Literal
 from haystack import Document, Pipeline
 from haystack.core.errors import DeserializationError
 
+from ..errors import CodeAliasError
 from ..indexing import index_files, index_mode, repositories
 from ..indexing.store import CodeIndexDocumentStore, writer_stores
 from ..paths import INDEX_DIR_ENV, resolve_index_dir
@@ -50,7 +51,7 @@ def _writer_store(pipeline: Pipeline) -> Any:
     return getattr(pipeline.get_component("writer"), "document_store", None)
 
 
-class IndexMissingError(FileNotFoundError):
+class IndexMissingError(FileNotFoundError, CodeAliasError):
     """`ask` before `index`."""
 
 

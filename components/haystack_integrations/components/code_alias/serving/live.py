@@ -45,6 +45,7 @@ from typing_extensions import TypedDict
 from ..core.model import atomic_write_bytes
 from ..core.processes import process_alive
 from ..core.repositories import origin_url
+from ..errors import CodeAliasError
 from ..indexing.index_files import current_manifest
 from ..indexing.repositories import read_repositories
 
@@ -62,7 +63,7 @@ MAX_PATH_CHARS = 1_000
 MAX_ERROR_CHARS = 500
 
 
-class WebhookRefused(Exception):
+class WebhookRefused(CodeAliasError):
     """A webhook request refused before anything ran; `status_code` is the HTTP answer, `detail` says why."""
 
     def __init__(self, status_code: int, detail: str) -> None:
