@@ -647,10 +647,6 @@ class DocumentStorePersister:
         path = self.document_store.persist(dictionary=dictionary)
         return {"stats": {**stats, "documents": self.document_store.count_documents()}, "path": os.fspath(path)}
 
-    @component.output_types(stats=dict[str, Any], path=str)
-    async def run_async(self, stats: dict[str, Any], dictionary: AliasDictionary | None = None) -> dict[str, Any]:
-        return self.run(stats=stats, dictionary=dictionary)
-
     def to_dict(self) -> dict[str, Any]:
         return default_to_dict(self, document_store=self.document_store.to_dict())
 

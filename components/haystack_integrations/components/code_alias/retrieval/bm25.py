@@ -336,17 +336,6 @@ class CodeBM25Retriever:
         ranked = best_first(index.documents, scores, top_k=top_k, filters=filters, positive_only=True)
         return {"documents": [dataclasses.replace(document, score=score, embedding=None) for document, score in ranked]}
 
-    @component.output_types(documents=list[Document])
-    async def run_async(
-        self,
-        query: str,
-        symbols: list[str] | None = None,
-        packages: list[str] | None = None,
-        filters: dict[str, Any] | None = None,
-        top_k: int | None = None,
-    ) -> dict[str, list[Document]]:
-        return self.run(query=query, symbols=symbols, packages=packages, filters=filters, top_k=top_k)
-
     def to_dict(self) -> dict[str, Any]:
         return default_to_dict(
             self,
