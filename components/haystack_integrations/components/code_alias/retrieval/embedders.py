@@ -220,8 +220,6 @@ class CodeDocumentEmbedder:
         if self._embedder is not None:
             return
         path, local = resolve_model(self.model)
-        if local:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
         embedder = SentenceTransformersDocumentEmbedder(
             model=path,
             batch_size=self.batch_size,
@@ -366,8 +364,6 @@ class CodeTextEmbedder:
         if self._embedder is not None:
             return
         path, local = resolve_model(self.model)
-        if local:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
         embedder = SentenceTransformersTextEmbedder(
             model=path,
             local_files_only=local,
