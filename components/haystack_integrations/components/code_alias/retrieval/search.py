@@ -21,7 +21,7 @@ from haystack import Document, Pipeline
 from haystack.core.errors import DeserializationError
 
 from ..errors import CodeAliasError
-from ..indexing import index_files, index_mode, repositories
+from ..indexing import index_files, index_mode, index_repair, repositories
 from ..indexing.store import CodeIndexDocumentStore, writer_stores
 from ..paths import INDEX_DIR_ENV, resolve_index_dir
 from .fusion import RankFusion
@@ -295,7 +295,7 @@ class CodeSearch:
         packages carry `repo`), re-indexing one refreshes only its part, `remove_repository` takes one out.
 
         Holds the index folder's lock (a second writer waits, and is told who holds it), first repairs what a
-        killed or failed run left (`index_files.prepare_for_indexing`), and makes the new dictionary and
+        killed or failed run left (`index_repair.prepare_for_indexing`), and makes the new dictionary and
         documents current together. A hybrid index on the embedded default is built progressively
         (`vector_fill`): the dictionary and the BM25 index first (questions are answered from then on), then the
         chunk vectors, most-likely-asked code first, saved every few seconds; an interrupted fill resumes.
@@ -318,7 +318,7 @@ class CodeSearch:
         started = time.perf_counter()
         # One writer per index folder; the pipeline (whose stores load the index) is built only once it is ours.
         with index_files.index_lock(self.index_dir, timeout=lock_timeout, on_wait=_say_waiting(self.index_dir)):
-            repaired = index_files.prepare_for_indexing(self.index_dir)
+            repaired = index_repair.prepare_for_indexing(self.index_dir)
             name = repositories.repository_for_root(self.index_dir, folder, repo)
             retrieval = self._retrieval_for_build()
             index_mode.record_retrieval(self.index_dir, retrieval)
@@ -465,7 +465,7 @@ class CodeSearch:
 
         started = time.perf_counter()
         with index_files.index_lock(self.index_dir, timeout=lock_timeout, on_wait=_say_waiting(self.index_dir)):
-            index_files.prepare_for_indexing(self.index_dir)
+            index_repair.prepare_for_indexing(self.index_dir)
             manifest = index_files.current_manifest(self.index_dir)
             if manifest is None or manifest.dictionary is None:
                 raise IndexMissingError(f"no index at {self.index_dir}")

@@ -50,7 +50,7 @@ from ..core.walker import (
     resolve_inside,
     walk_repository,
 )
-from ..indexing import index_files, index_mode, repositories
+from ..indexing import index_files, index_mode, index_repair, repositories
 from ..indexing.dictionary_handle import DictionaryHandle
 from ..indexing.reader import is_source_path, source_document
 from ..paths import DICTIONARY_FILE
@@ -243,7 +243,7 @@ class WarmIndexer:
             raise FileNotFoundError(f"{root}: not a folder")
         started = time.perf_counter()
         with self._lock, index_files.index_lock(self.index_dir, timeout=lock_timeout):
-            repaired = index_files.prepare_for_indexing(self.index_dir)
+            repaired = index_repair.prepare_for_indexing(self.index_dir)
             if repaired:
                 self.close()
             name = repositories.repository_for_root(self.index_dir, folder, repo)
