@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import logging
 import multiprocessing
 import os
 import stat
+import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -338,8 +340,6 @@ class DictionaryBuilder:
 
         Manifests among the texts are parsed from a temporary copy, since the manifest parsers read files.
         """
-        import hashlib
-        import tempfile
 
         stats = BuildStats()
         files: dict[str, FileRecord] = {}

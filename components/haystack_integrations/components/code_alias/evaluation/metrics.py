@@ -33,6 +33,9 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
+from haystack import Document
+from haystack.components.evaluators import DocumentMRREvaluator, DocumentNDCGEvaluator, DocumentRecallEvaluator
+
 __all__ = [
     "FILE_KS",
     "FUNCTION_KS",
@@ -337,12 +340,6 @@ def haystack_file_metrics(
 
     :returns: ``{"recall": [...], "mrr": [...], "ndcg": [...]}``.
     """
-    from haystack import Document
-    from haystack.components.evaluators import (
-        DocumentMRREvaluator,
-        DocumentNDCGEvaluator,
-        DocumentRecallEvaluator,
-    )
 
     def documents(paths: Iterable[str]) -> list[Document]:
         return [Document(content=path, meta={"file_path": path}) for path in paths]

@@ -23,6 +23,7 @@ import hashlib
 import json
 import logging
 import os
+import shutil
 import socket
 import threading
 import time
@@ -33,6 +34,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from filelock import FileLock, Timeout
 from haystack.document_stores.errors import DocumentStoreError
 
 from ..core.model import atomic_write_bytes
@@ -396,7 +398,6 @@ def remove_temporaries(folder: Path) -> None:
 
 
 def _remove_tree(path: Path) -> None:
-    import shutil
 
     shutil.rmtree(path, ignore_errors=True)
 
@@ -413,7 +414,6 @@ def index_lock(
     :param on_wait: Called once with who holds the lock, when this call has to wait.
     :raises IndexLockedError: Still held after `timeout` (the message says by whom).
     """
-    from filelock import FileLock, Timeout
 
     folder.mkdir(parents=True, exist_ok=True)
     lock = FileLock(str(folder / LOCK_FILE), thread_local=False)

@@ -13,18 +13,26 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+import yaml
 from haystack import Document, Pipeline
 from haystack.core.errors import DeserializationError
+from haystack.core.serialization import component_from_dict, import_class_by_name
 
+from ..core.identifiers import code_tokenize
+from ..core.repositories import without_repository
+from ..core.repository_selection import VOTE_DEPTH, boost_by_repository, select_repository
 from ..errors import CodeAliasError
-from ..indexing import index_files, index_mode, index_repair, repositories
+from ..indexing import index_delta, index_files, index_mode, index_repair, repositories, vector_fill
 from ..indexing.store import CodeIndexDocumentStore, writer_stores
+from ..indexing.store_cache import forget_store
+from ..indexing.vector_fill import vector_count
 from ..paths import INDEX_DIR_ENV, resolve_index_dir
 from .fusion import RankFusion
+from .repository_evidence import repository_terms
 from .results import RankedSymbol, TestFiles, rank_files, rank_symbols, rank_symbols_and_files
 
 Backend = Literal["embedded", "elasticsearch"]
@@ -125,9 +133,6 @@ def repository_boosted(documents: list[Document], prior: dict[str, float] | None
     there is no prior."""
     if not prior:
         return documents
-    from dataclasses import replace
-
-    from ..core.repository_selection import boost_by_repository
 
     fused = boost_by_repository(
         documents, lambda d: d.meta.get("repo"), prior, group_of=lambda d: (d.meta.get("repo"), d.meta.get("file_path"))
@@ -265,8 +270,6 @@ class CodeSearch:
         """Load one of the YAML pipelines with this index folder."""
         path = pipeline_file(self.backend, kind, self.pipelines)
         if kind == "query_llm" and (self.chat_generator or self.rewriter_params):
-            import yaml
-
             data = yaml.safe_load(path.read_text(encoding="utf-8"))
             params = data["components"]["rewriter"].setdefault("init_parameters", {})
             params.update(self.rewriter_params or {})
@@ -375,7 +378,6 @@ class CodeSearch:
         }
         if not progressive:
             return stats
-        from ..indexing.vector_fill import vector_count
 
         count = vector_count(self.index_dir)
         stats["answerable_seconds"] = stats["seconds"]
@@ -393,8 +395,6 @@ class CodeSearch:
         The chunk embedder of this backend's indexing pipeline (`indexing.yml`'s `embedder`), warmed up, with its
         vector cache in this index folder (or the shared cache the environment names).
         """
-        import yaml
-        from haystack.core.serialization import component_from_dict, import_class_by_name
 
         path = pipeline_file(self.backend, "indexing", self.pipelines)
         spec = (yaml.safe_load(path.read_text(encoding="utf-8")).get("components") or {}).get("embedder")
@@ -428,7 +428,6 @@ class CodeSearch:
         :returns: `{"embedded", "vectors": {embedded, total, percent}, "saves", "seconds"}`.
         :raises ValueError: Not a hybrid index on the embedded default.
         """
-        from ..indexing import vector_fill
 
         if self.backend != "embedded":
             raise ValueError("vectors are filled progressively only on the embedded default backend")
@@ -460,8 +459,6 @@ class CodeSearch:
         :raises IndexMissingError: No index in the folder.
         :raises KeyError: The index holds no repository of that name (the message lists those it holds).
         """
-        from ..core.repositories import without_repository
-        from ..indexing import index_delta
 
         started = time.perf_counter()
         with index_files.index_lock(self.index_dir, timeout=lock_timeout, on_wait=_say_waiting(self.index_dir)):
@@ -539,7 +536,6 @@ class CodeSearch:
 
     def vectors(self) -> Any:
         """How many chunks of the served build have a vector (`vector_fill.VectorCount`), or None (no documents)."""
-        from ..indexing.vector_fill import vector_count
 
         return vector_count(self.index_dir) if self.backend == "embedded" else None
 
@@ -587,8 +583,6 @@ class CodeSearch:
         Let go of the loaded query pipeline and free its in-memory index (documents, BM25 index, vectors); the
         saved index stays on disk and the next question loads it again. For processes that visit many indexes.
         """
-        from ..indexing.store import CodeIndexDocumentStore
-        from ..indexing.store_cache import forget_store
 
         with self._lock:
             pipeline, self._query = self._query, None
@@ -755,9 +749,6 @@ class CodeSearch:
 
     def _select_repository(self, answer: AskResult, pipeline: Pipeline, options: dict[str, Any]) -> AskResult:
         """`answer` boosted toward the repository its question is likely about, or narrowed to it (see `ask`)."""
-        from ..core.identifiers import code_tokenize
-        from ..core.repository_selection import VOTE_DEPTH, select_repository
-        from .repository_evidence import repository_terms
 
         started = time.perf_counter()
         terms = code_tokenize(answer.question)

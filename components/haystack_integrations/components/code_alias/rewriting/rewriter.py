@@ -34,6 +34,7 @@ from ..core.rewrite import INTENTS, Rewrite, classify_intent, compose_rewritten,
 from ..errors import CodeAliasError
 from ..indexing.dictionary_handle import DictionaryHandle, UsesDictionary
 from .cache import RewriteCache, cache_key, config_fingerprint, make_rewrite_cache
+from .faithfulness import check_rewrite
 from .generators import (
     IN_PROCESS_STYLES,
     STRUCTURED_OUTPUTS,
@@ -685,7 +686,6 @@ class ConstrainedQueryRewriter(UsesDictionary):
     # ---- log ---------------------------------------------------------------------------------------------------
     def _checked(self, question: str, result: dict[str, Any]) -> dict[str, Any]:
         """What the faithfulness filter would make of `result`: the final rewrite and the dropped names."""
-        from .faithfulness import check_rewrite
 
         try:
             checked = check_rewrite(
