@@ -1,8 +1,9 @@
 """What semantic hints cost on one tree: card embedding, time to "Answerable now", the card store, rewrite latency.
 
 Builds a `--lexical --semantic-hints` index of the tree in a fresh folder (with its own empty embedding cache unless
-CODE_ALIAS_EMBEDDING_CACHE names one, so every card is embedded), then times the dictionary rewrite over the questions with the question vector (semantic hints) and
-without (today's hints), side by side in one process; medians and p95 over three passes.
+CODE_ALIAS_EMBEDDING_CACHE names one, so every card is embedded), then times the dictionary rewrite over the
+questions with the question vector (semantic hints) and without (today's hints), side by side in one process;
+medians and p95 over three passes.
 
     python benchmarks/semantic_hints_cost.py --tree /path/to/Django-3.0 \\
         --questions ../shared/bench/swebench_lite.jsonl --repo django/django --out benchmarks/results/semantic_cost.json

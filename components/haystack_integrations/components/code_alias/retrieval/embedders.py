@@ -29,7 +29,7 @@ from haystack_integrations.components.embedders.sentence_transformers import (
 from .._legacy import with_current_type
 from ..core.batching import MicroBatcher
 from ..core.question_text import clean_question_text
-from ..paths import EMBEDDING_CACHE_DIR, EMBEDDING_CACHE_ENV, resolve_index_dir
+from ..paths import DEFAULT_MODEL, EMBEDDING_CACHE_DIR, EMBEDDING_CACHE_ENV, resolve_index_dir
 from ..progress import progress_bar, quiet_model_loading
 from .embedding_text import summary_text
 
@@ -38,7 +38,6 @@ T = TypeVar("T")
 # Batches embedded between two writes of the vector cache (the most work a killed run loses): every batch.
 CHECKPOINT_BATCHES = 1
 
-DEFAULT_MODEL = "all-MiniLM-L6-v2"
 _PACKAGED_MODELS = {"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"}
 DEFAULT_META_FIELDS = ["file_path", "qualified_name"]
 #: What the model reads for a chunk: the whole code after the meta fields, or `embedding_text.summary_text`.
@@ -221,8 +220,6 @@ class CodeDocumentEmbedder:
         if self._embedder is not None:
             return
         path, local = resolve_model(self.model)
-        if local:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
         embedder = SentenceTransformersDocumentEmbedder(
             model=path,
             batch_size=self.batch_size,
@@ -297,10 +294,6 @@ class CodeDocumentEmbedder:
             return Document(content=self.text_to_embed(document))
         return Document(content=document.content, meta=document.meta)
 
-    @component.output_types(documents=list[Document], meta=dict[str, Any])
-    async def run_async(self, documents: list[Document]) -> dict[str, Any]:
-        return self.run(documents=documents)
-
     def to_dict(self) -> dict[str, Any]:
         return default_to_dict(
             self,
@@ -371,8 +364,6 @@ class CodeTextEmbedder:
         if self._embedder is not None:
             return
         path, local = resolve_model(self.model)
-        if local:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
         embedder = SentenceTransformersTextEmbedder(
             model=path,
             local_files_only=local,
@@ -421,10 +412,6 @@ class CodeTextEmbedder:
             quantization_ranges=embedder.quantization_ranges,
             **(embedder.encode_kwargs or {}),
         )
-
-    @component.output_types(embedding=list[float], vector=np.ndarray)
-    async def run_async(self, text: str) -> dict[str, Any]:
-        return self.run(text=text)
 
     def to_dict(self) -> dict[str, Any]:
         return default_to_dict(
