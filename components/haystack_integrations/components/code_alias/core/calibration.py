@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 #: Semantic evidence never reaches the confidence of an identifier written out (0.95): it is a guess.
 MAX_SEMANTIC_CONFIDENCE = 0.9
 #: A hint's fitted confidence from all its evidence stops where an identifier written out starts.
@@ -185,8 +187,6 @@ def fit_logistic(rows: list[dict[str, float]], labels: list[int], *, l2: float =
     :param labels: 1 (gold) or 0, one per row.
     :raises ValueError: No rows, or only one class.
     """
-    import numpy as np
-
     if not rows or len(rows) != len(labels):
         raise ValueError("fit_logistic needs as many labels as rows, and at least one row")
     if len(set(labels)) < 2:

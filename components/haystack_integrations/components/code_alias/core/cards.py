@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import CodeAliasError
 from .identifiers import split_identifier
 from .model import AliasDictionary, SymbolEntry, atomic_write_bytes
 from .testfiles import is_test_file
@@ -180,7 +181,7 @@ class SymbolCards:
             ) from error
 
 
-class CardsError(ValueError):
+class CardsError(ValueError, CodeAliasError):
     """A symbol-cards file that cannot be read."""
 
 
