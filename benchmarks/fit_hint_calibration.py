@@ -149,7 +149,7 @@ def main() -> None:
             scale=fitted["scale"],
             combined=fitted["combined"],
             source=(
-                f"benchmarks/fit_hint_calibration.py {' '.join(str(r) for r in args.runs)} --write "
+                f"benchmarks/fit_hint_calibration.py {' '.join(str(r) for r in args.runs)} --l2 {args.l2} --write "
                 f"({len(rows)} dictionary rows, {datetime.date.today().isoformat()})"
             ),
         )
