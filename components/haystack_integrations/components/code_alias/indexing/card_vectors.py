@@ -25,7 +25,6 @@ from ..core.cards import (
     remove_other_cards,
 )
 from ..core.model import AliasDictionary
-from ..retrieval.embedders import CodeDocumentEmbedder
 
 Embed = Callable[[list[str]], Sequence[Sequence[float]]]
 #: Word pieces a card is cut at: a card is ~40 (kind, name words, package, 24 doc words).
@@ -37,6 +36,8 @@ def card_embedder(*, model: str, cache_dir: str | None, progress_bar: bool = Fal
     An `Embed` over the index's sentence-transformers model (`CodeDocumentEmbedder`, so the vectors share the
     content-hash cache with the chunks'), reading each card's text alone.
     """
+    from ..retrieval.embedders import CodeDocumentEmbedder  # sentence-transformers: only where cards are embedded
+
     embedder = CodeDocumentEmbedder(
         model=model,
         meta_fields_to_embed=[],

@@ -414,10 +414,10 @@ class CodeSearch:
             "retrieval": retrieval,
             "seconds": round(time.perf_counter() - started, 3),
         }
-        if semantic:  # before the chunk vectors: cards are cheap and make the hints semantic at once
-            stats["cards"] = self.refresh_cards()
-            stats["seconds"] = round(time.perf_counter() - started, 3)
         if not progressive:
+            if semantic:
+                stats["cards"] = self.refresh_cards()
+                stats["seconds"] = round(time.perf_counter() - started, 3)
             return stats
 
         count = vector_count(self.index_dir)
@@ -425,6 +425,8 @@ class CodeSearch:
         stats["vectors"] = count.to_dict() if count else None
         if on_answerable is not None:
             on_answerable(stats)
+        if semantic:  # questions are answered meanwhile; before the chunk vectors: cards are several times cheaper
+            stats["cards"] = self.refresh_cards()
         if vectors and count is not None and not count.complete:
             stats["vector_fill"] = self.fill_vectors(lock_timeout=lock_timeout, on_progress=on_progress)
             stats["vectors"] = stats["vector_fill"]["vectors"]
