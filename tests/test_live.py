@@ -151,6 +151,30 @@ def test_unsigned_and_badly_signed_requests_get_401_and_change_nothing(served: S
     assert SECRET not in served.log_tail()
 
 
+def test_a_deep_signed_body_is_a_422_and_the_connection_survives(served: Served) -> None:
+    """50,000 brackets, signed: `json.loads` raised RecursionError in the route, a plain 500 and a reset connection."""
+    import http.client
+
+    before = index_state(served)
+    body = b'{"paths": ' + b"[" * 50_000 + b"]" * 50_000 + b"}"
+    connection = http.client.HTTPConnection(served.host, served.port, timeout=60)
+    try:
+        connection.request("POST", SYNC, body=body, headers=signed(body))
+        response = connection.getresponse()
+        text = response.read()
+        assert response.status == 422, (response.status, text[:200])
+        assert b"nests deeper" in text
+        connection.request(
+            "POST", "/code_alias_status/run", body=b"{}", headers={**AUTH, "content-type": "application/json"}
+        )
+        again = connection.getresponse()
+        assert again.status == 200, again.read()[:200]
+        again.read()
+    finally:
+        connection.close()
+    assert index_state(served) == before
+
+
 # ---- a signed push ----------------------------------------------------------------------------------------------
 def test_signed_push_renames_a_function_and_asks_keep_answering(served: Served, client: httpx.Client) -> None:
     old_version = sync_status(client)["dictionary_version"]

@@ -323,6 +323,58 @@ def test_bad_request_is_a_short_4xx_and_the_connection_survives(served: Served, 
         connection.close()
 
 
+DEEP_ASK = b'{"question": ' + b"[" * 30_000 + b"]" * 30_000 + b"}"
+DEEP_MCP = (
+    b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "code_alias_ask", "arguments": '
+    b'{"question": ' + b"[" * 30_000 + b"]" * 30_000 + b"}}}"
+)
+MCP_HEADERS = {"accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18"}
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "extra"),
+    [
+        ("/code_alias_ask/run", DEEP_ASK, {}),
+        ("/code_alias_rewrite/run", b"{" * 20_000 + b"}" * 20_000, {}),
+        ("/mcp", DEEP_MCP, MCP_HEADERS),
+        ("/mcp", b"[" * 1_000 + b"]" * 1_000, MCP_HEADERS),  # under the recursion limit: still refused
+    ],
+    ids=["ask", "rewrite", "mcp-tools-call", "mcp-1000"],
+)
+def test_deep_json_is_a_4xx_and_the_connection_survives(
+    served: Served, path: str, body: bytes, extra: dict[str, str]
+) -> None:
+    """Thousands of nested brackets (under the body limit) made `json.loads` raise RecursionError: MCP answered 500."""
+    assert len(body) < 64 * 1024
+    connection = http.client.HTTPConnection(served.host, served.port, timeout=60)
+    headers = {**AUTH, "content-type": "application/json"}
+    try:
+        connection.request("POST", path, body=body, headers={**headers, **extra})
+        response = connection.getresponse()
+        text = response.read()
+        assert 400 <= response.status < 500, (response.status, text[:300])
+        assert b"nests deeper than 64 levels" in text and len(text) < 500
+        if path == "/mcp":  # what an MCP client understands: a JSON-RPC parse error
+            assert json.loads(text)["error"]["code"] == -32700
+        connection.request("POST", "/code_alias_ask/run", body=GOOD, headers=headers)  # same connection
+        again = connection.getresponse()
+        assert again.status == 200 and json.loads(again.read())["result"]["files"]
+    finally:
+        connection.close()
+    assert "RecursionError" not in served.log_tail()
+
+
+def test_too_deep_counts_brackets_outside_strings() -> None:
+    from haystack_integrations.components.code_alias.serving.json_depth import too_deep
+
+    assert not too_deep(json.dumps({"q": "[" * 10_000 + "{" * 10_000}).encode())  # inside a string: no depth
+    assert not too_deep(json.dumps({"q": '\\"[[[' * 100}).encode())  # escaped quotes keep the string open
+    assert not too_deep(json.dumps([[1, 2]] * 5_000).encode())  # many brackets, 2 deep
+    assert not too_deep(b"[" * 64 + b"]" * 64) and too_deep(b"[" * 65 + b"]" * 65)
+    assert too_deep(b'{"a": ' * 65 + b"1" + b"}" * 65)
+    assert too_deep(b'"unterminated [' + b"[" * 100)  # not JSON: measured conservatively
+
+
 def test_oversized_bodies_are_413(served: Served, client: httpx.Client) -> None:
     big = json.dumps({"question": "x" * 100_000}).encode()
     assert (

@@ -47,6 +47,7 @@ from ..core.processes import process_alive
 from ..core.repositories import origin_url
 from ..indexing.index_files import current_manifest
 from ..indexing.repositories import read_repositories
+from .json_depth import MAX_JSON_DEPTH, too_deep
 
 if TYPE_CHECKING:
     from .push_sync import WarmIndexer
@@ -602,9 +603,11 @@ def handle_webhook(
         logger.warning("code-alias: webhook from %s refused (%s): %s", client, refused.status_code, refused.detail)
         raise
     if body is not None:
+        if too_deep(body):  # `json.loads` would recurse into it and raise RecursionError, not ValueError
+            raise WebhookRefused(422, f"the JSON body nests deeper than {MAX_JSON_DEPTH} levels")
         try:
             payload = json.loads(body.decode("utf-8")) if body.strip() else {}
-        except (UnicodeDecodeError, ValueError):
+        except (UnicodeDecodeError, ValueError, RecursionError):
             raise WebhookRefused(422, "the body is not JSON") from None
     request = parse_push(payload, headers)
     if request.event == "ping":
