@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from haystack import Document
@@ -23,7 +24,12 @@ from haystack_integrations.components.code_alias.core.repositories import (
     without_repository,
 )
 from haystack_integrations.components.code_alias.indexing import index_delta, index_files
-from haystack_integrations.components.code_alias.indexing.repositories import read_repositories, repository_filters
+from haystack_integrations.components.code_alias.indexing.repositories import (
+    UnknownFilterError,
+    read_repositories,
+    repository_filters,
+    resolve_filter_names,
+)
 from haystack_integrations.components.code_alias.indexing.sync import IndexSyncPlanner, IndexSyncWriter
 from haystack_integrations.components.code_alias.paths import DICTIONARY_FILE
 from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
@@ -118,7 +124,46 @@ def test_repo_filter_returns_only_that_repositorys_files(two_repos: tuple[CodeSe
         assert all(d.meta.get("repo") == name for d in filtered.documents)
     both = search.ask("shared_helper", repo=["alpha", "team/beta"])
     assert {f.get("repo") for f in both.files} == {"alpha", "team/beta"}
-    assert search.ask("shared_helper", repo="nobody").files == []
+    assert search.ask("shared_helper", repo="TEAM/Beta").files[0]["repo"] == "team/beta"  # any case: the same name
+
+
+@pytest.mark.parametrize(
+    ("filters", "message"),
+    [
+        ({"repo": "nobody"}, "repo: no repository 'nobody' in this index; its repositories: alpha, team/beta"),
+        ({"repo": ["alpha", "team/bet"]}, "no repository 'team/bet' in this index (did you mean team/beta?)"),
+        ({"package": "no-such-package"}, "package: no package 'no-such-package' in this index; it holds no packages"),
+    ],
+)
+def test_an_unknown_filter_is_an_error_naming_the_known_values(
+    two_repos: tuple[CodeSearch, Path, Path], filters: dict[str, Any], message: str
+) -> None:
+    """It answered nothing (while the rewrite still named the other repositories' symbols)."""
+    search, _, _ = two_repos
+    with pytest.raises(UnknownFilterError) as caught:
+        search.ask("shared_helper", **filters)
+    assert message in str(caught.value)
+    assert caught.value.field == next(iter(filters))
+
+
+def test_resolve_filter_names() -> None:
+    known = ["@acme/payments-core", "acme-auth", "Django"]
+    aliases = {"@acme/payments-core": ("payments-core",), "acme-auth": ("acme_auth", "auth"), "Django": ("django",)}
+    assert resolve_filter_names(None, "package", known) is None
+    assert resolve_filter_names("acme-auth", "package", known) == "acme-auth"
+    assert resolve_filter_names("DJANGO", "package", known) == "Django"
+    assert resolve_filter_names(["payments-core", "auth"], "package", known, aliases) == [
+        "@acme/payments-core",
+        "acme-auth",
+    ]
+    with pytest.raises(UnknownFilterError, match=r"its packages: @acme/payments-core, Django, acme-auth$"):
+        resolve_filter_names("nope", "package", known, aliases)
+    with pytest.raises(UnknownFilterError, match="and 5 more"):
+        resolve_filter_names("nope", "package", [f"p{i:02}" for i in range(25)])
+    with pytest.raises(UnknownFilterError, match="'x'"):  # "x" is an alias of two packages: which one is unsaid
+        resolve_filter_names("x", "package", ["a", "b"], {"a": ("x",), "b": ("x",)})
+    with pytest.raises(ValueError, match="repo"):
+        resolve_filter_names("", "repo", known)
 
 
 def test_status_lists_each_repository(two_repos: tuple[CodeSearch, Path, Path]) -> None:
@@ -153,6 +198,10 @@ def test_cli_index_remove_and_filtered_ask(tmp_path: Path, capsys: pytest.Captur
     assert "repository a:" in status and "repository b:" in status
     assert main(["index", "--index-dir", index, "--remove-repo", "a"]) == 0
     assert "repositories left: b" in capsys.readouterr().out
+    for flag, value, named in (("--repo", "nosuch", "its repositories: b"), ("--package", "nosuch", "no package")):
+        assert main(["ask", "shared_helper", "--index-dir", index, flag, value]) != 0
+        captured = capsys.readouterr()
+        assert f"'{value}'" in captured.err and named in captured.err and not captured.out
     assert sorted(current_dictionary(Path(index)).repositories) == ["b"]
 
 
@@ -169,9 +218,25 @@ def test_rest_ask_filters_and_bad_filter_values(two_repos: tuple[CodeSearch, Pat
         good = client.post("/code_alias_ask/run", json={"question": "shared_helper", "repo": "alpha"})
         assert good.status_code == 200, good.text
         assert {f["repo"] for f in good.json()["result"]["files"]} == {"alpha"}
-        package = client.post("/code_alias_ask/run", json={"question": "shared_helper", "package": "no-such-package"})
-        assert package.status_code == 200 and package.json()["result"]["files"] == []
-        for bad in ({"repo": ""}, {"repo": 7}, {"repo": ["alpha"]}, {"package": "x" * 201}, {"package": {"a": 1}}):
+        several = client.post("/code_alias_ask/run", json={"question": "shared_helper", "repo": ["alpha", "team/beta"]})
+        assert several.status_code == 200 and {f["repo"] for f in several.json()["result"]["files"]} == {
+            "alpha",
+            "team/beta",
+        }
+        for unknown, named in (
+            ({"package": "no-such-package"}, "no package"),
+            ({"repo": "nobody"}, "alpha, team/beta"),
+        ):
+            answer = client.post("/code_alias_ask/run", json={"question": "shared_helper", **unknown})
+            assert answer.status_code == 422 and named in answer.json()["detail"], answer.text
+        for bad in (
+            {"repo": ""},
+            {"repo": 7},
+            {"repo": []},
+            {"repo": [""]},
+            {"package": "x" * 201},
+            {"package": {"a": 1}},
+        ):
             answer = client.post("/code_alias_ask/run", json={"question": "shared_helper", **bad})
             assert 400 <= answer.status_code < 500, (bad, answer.status_code, answer.text)
         status = client.post("/code_alias_status/run", json={})
@@ -185,10 +250,13 @@ def test_service_rejects_bad_filter_values_with_422(two_repos: tuple[CodeSearch,
 
     search, _, _ = two_repos
     service = CodeAliasService(ServiceSettings(index_dir=search.index_dir, lexical=True))
-    for repo in ("   ", 3, ["x"] * 51):
+    for repo in ("   ", 3, ["x"] * 51, "nobody", ["alpha", 3]):
         with pytest.raises(HTTPException) as caught:
             service.ask("shared_helper", repo=repo)
         assert caught.value.status_code == 422
+    with pytest.raises(HTTPException) as caught:
+        service.ask("shared_helper", repo="nobody")
+    assert caught.value.detail == "repo: no repository 'nobody' in this index; its repositories: alpha, team/beta"
 
 
 # ---- units --------------------------------------------------------------------------------------------------------

@@ -158,6 +158,10 @@ def test_cli_asks_the_running_server(
     assert cli.main(argv) == 0
     text = capsys.readouterr().out
     assert text.startswith(f"answered by the code-alias server at {served.url}") and "retry.ts" in text
+    assert cli.main([*argv, "--repo", "nosuch"]) == cli.EXIT_ERROR  # the server's 422, its known names said
+    assert "answered 422: repo: no repository 'nosuch' in this index; its repositories: acme_repo" in (
+        capsys.readouterr().err
+    )
     monkeypatch.setenv("CODE_ALIAS_API_TOKEN", "wrong")
     assert cli.main(argv) == cli.EXIT_ERROR
     assert "answered 401" in capsys.readouterr().err
@@ -242,6 +246,30 @@ def test_mcp_lists_only_our_tools_and_refuses_deploy(served: Served) -> None:
     assert not ask.isError
     assert json.loads(ask.content[0].text)["files"][0]["file_path"] == "packages/payments-core/src/retry.ts"
     assert bad.isError and "Traceback" not in bad.content[0].text
+
+
+def test_an_unknown_filter_is_a_422_naming_the_known_values_on_rest_and_mcp(
+    served: Served, client: httpx.Client
+) -> None:
+    """Both answered nothing (200, no symbols) while the rewrite still named symbols of the index."""
+    pytest.importorskip("mcp")
+    rest = client.post("/code_alias_ask/run", json={"question": RETRY_QUESTION, "repo": "nosuch"})
+    assert rest.status_code == 422 and rest.json()["detail"] == (
+        "repo: no repository 'nosuch' in this index; its repositories: acme_repo"
+    )
+    package = client.post("/code_alias_ask/run", json={"question": RETRY_QUESTION, "package": "@acme/payments-cor"})
+    assert package.status_code == 422
+    assert "(did you mean @acme/payments-core?)" in package.json()["detail"]
+    assert "fx-rates" in package.json()["detail"]
+    alias = client.post("/code_alias_ask/run", json={"question": RETRY_QUESTION, "package": "payments-core"})
+    assert alias.status_code == 200
+    assert alias.json()["result"]["files"][0]["file_path"] == "packages/payments-core/src/retry.ts"
+
+    async def calls(session: Any) -> Any:
+        return await session.call_tool("code_alias_ask", {"question": RETRY_QUESTION, "repo": "nosuch"})
+
+    answer = mcp_call(served, calls)
+    assert answer.isError and "its repositories: acme_repo" in answer.content[0].text
 
 
 # ---- who may call --------------------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ the truth (the record only reports them).
 
 from __future__ import annotations
 
+import difflib
 import json
 import logging
 import time
@@ -22,6 +23,8 @@ logger = logging.getLogger(__name__)
 
 REPOSITORIES_FILE = "repositories.json"
 MAX_FILTER_VALUES = 50
+#: Names an unknown-filter error lists (an index can hold hundreds of packages).
+MAX_KNOWN_SHOWN = 20
 #: A package hint at least this sure (an alias or a nickname written in the question; see
 #: `core.hints.EVIDENCE_CONFIDENCE`) may narrow retrieval to that package.
 STRONG_PACKAGE_CONFIDENCE = 0.8
@@ -32,6 +35,7 @@ ALL_PACKAGE_WORDS = 0.5
 __all__ = [
     "REPOSITORIES_FILE",
     "RepositoryStatus",
+    "UnknownFilterError",
     "count_repository_documents",
     "forget_repository",
     "inferred_packages",
@@ -39,6 +43,7 @@ __all__ = [
     "record_repository",
     "repository_filters",
     "repository_for_root",
+    "resolve_filter_names",
 ]
 
 
@@ -161,6 +166,76 @@ def repository_filters(
     if not conditions:
         return None
     return conditions[0] if len(conditions) == 1 else {"operator": "AND", "conditions": conditions}
+
+
+class UnknownFilterError(ValueError):
+    """
+    A `repo` / `package` filter naming nothing the index holds; the message names what it holds instead.
+
+    :param field: "repo" or "package".
+    :param unknown: The names given that the index does not hold.
+    :param known: Every name the index holds for that field.
+    """
+
+    def __init__(self, field: str, unknown: Sequence[str], known: Sequence[str]) -> None:
+        self.field = field
+        self.unknown = list(unknown)
+        self.known = sorted(known)
+        what = "repository" if field == "repo" else "package"
+        names = ", ".join(repr(name) for name in self.unknown)
+        if not self.known:
+            holds = f"it holds no {'named repositories' if field == 'repo' else 'packages'}"
+        else:
+            shown = ", ".join(self.known[:MAX_KNOWN_SHOWN])
+            more = f" and {len(self.known) - MAX_KNOWN_SHOWN} more" if len(self.known) > MAX_KNOWN_SHOWN else ""
+            holds = f"its {'repositories' if field == 'repo' else 'packages'}: {shown}{more}"
+        close = [c for name in self.unknown for c in difflib.get_close_matches(name, self.known, n=3, cutoff=0.6)]
+        hint = f" (did you mean {', '.join(dict.fromkeys(close))}?)" if close else ""
+        super().__init__(f"{field}: no {what} {names} in this index{hint}; {holds}")
+
+
+def resolve_filter_names(
+    value: str | Sequence[str] | None,
+    field: str,
+    known: Sequence[str],
+    aliases: Mapping[str, Sequence[str]] | None = None,
+) -> str | list[str] | None:
+    """
+    A `repo` / `package` filter with each name as the index spells it: an exact name, else the one name that
+    matches in another case (repository hosts and PyPI do not tell case apart), else the one name with that alias
+    (`payments-core` for `@acme/payments-core`).
+
+    :param value: The filter as given (one name, several, or None).
+    :param field: "repo" or "package", for the message.
+    :param known: The names the index holds.
+    :param aliases: Name -> its other names (a package's aliases and import names).
+    :returns: The filter in the shape it came in, names resolved; None for None.
+    :raises UnknownFilterError: A name the index does not hold (the message lists those it holds).
+    :raises ValueError: A value `repository_filters` refuses.
+    """
+    if value is None:
+        return None
+    names = _values(value, field)
+    exact = set(known)
+    folded: dict[str, set[str]] = {}
+    for name in known:
+        folded.setdefault(name.casefold(), set()).add(name)
+    other: dict[str, set[str]] = {}
+    for name, names_of in (aliases or {}).items():
+        for alias in names_of:
+            other.setdefault(alias.casefold(), set()).add(name)
+    resolved: list[str] = []
+    unknown: list[str] = []
+    for name in names:
+        key = name.casefold()
+        matches = {name} if name in exact else folded.get(key) or other.get(key) or set()
+        if len(matches) == 1:
+            resolved.append(next(iter(matches)))
+        else:  # none, or ambiguous: the caller must pick from the list
+            unknown.append(name)
+    if unknown:
+        raise UnknownFilterError(field, unknown, list(exact))
+    return resolved[0] if isinstance(value, str) else resolved
 
 
 def inferred_packages(
