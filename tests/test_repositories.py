@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -112,6 +113,30 @@ def test_removing_a_repository_leaves_the_other_answering(two_repos: tuple[CodeS
     # Indexing it again brings it back next to the other one.
     assert search.index(alpha)["files_changed"] == len(ALPHA)
     assert sorted(current_dictionary(search.index_dir).repositories) == ["alpha", "team/beta"]
+
+
+def test_one_tree_has_one_name(two_repos: tuple[CodeSearch, Path, Path], tmp_path: Path) -> None:
+    """`ALPHA`, `alpha/../x` and another name for an indexed tree were new repositories: every chunk held again."""
+    search, alpha, beta = two_repos
+    assert search.index(alpha, repo="ALPHA")["repo"] == "alpha"  # any case: the name it has
+    assert search.index(beta, repo="team//beta/")["repo"] == "team/beta"  # slashes normalised
+    assert search.index(beta, repo="TEAM\\Beta")["repo"] == "team/beta"
+    for given, message in (
+        ("team/beta/../alpha", "no '.' or '..' parts"),
+        ("./team/beta", "no '.' or '..' parts"),
+        ("other-name", "is already indexed as 'team/beta'"),
+        ("alpha", "is already indexed as 'team/beta'"),  # another tree's name
+    ):
+        with pytest.raises(RepositoryNameError, match=re.escape(message)):
+            search.index(beta, repo=given)
+    assert sorted(current_dictionary(search.index_dir).repositories) == ["alpha", "team/beta"]
+    assert sorted(read_repositories(search.index_dir)) == ["alpha", "team/beta"]
+    files = [f["file_path"] for f in search.ask("retry_payment", top_k=20).files]
+    assert files.count("pkg/retry.py") == 1
+    # A new tree whose default name is taken in another case is that repository (a clone moved elsewhere).
+    moved = write_tree(tmp_path / "ALPHA", ALPHA)
+    assert search.index(moved)["repo"] == "alpha"
+    assert read_repositories(search.index_dir)["alpha"]["root"] == str(moved.resolve())
 
 
 def test_repo_filter_returns_only_that_repositorys_files(two_repos: tuple[CodeSearch, Path, Path]) -> None:
@@ -288,7 +313,8 @@ def test_repository_names() -> None:
     assert remote_repo_name("https://github.com/psf/requests/") == "psf/requests"
     assert remote_repo_name("not a url") is None
     assert check_repo_name("owner/name-1.2") == "owner/name-1.2"
-    for bad in ("", "-x", "a b", "x" * 201, "a\nb"):
+    assert check_repo_name("/acme//payments/") == "acme/payments"
+    for bad in ("", "-x", "a b", "x" * 201, "a\nb", "a/../b", "..", "a/.", "/", 7):
         with pytest.raises(RepositoryNameError):
             check_repo_name(bad)
 

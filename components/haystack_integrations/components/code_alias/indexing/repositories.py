@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from ..core.model import atomic_write_bytes
-from ..core.repositories import check_repo_name, default_repo_name
+from ..core.repositories import RepositoryNameError, check_repo_name, default_repo_name
 
 logger = logging.getLogger(__name__)
 
@@ -102,18 +102,35 @@ def forget_repository(index_dir: Path, name: str) -> None:
 
 def repository_for_root(index_dir: Path, root: Path, given: str | None = None) -> str:
     """
-    The name a repository is indexed under: `given` (checked), else the name the same folder was indexed under
-    before, else its git remote's `owner/name`, else its folder name.
+    The name a repository is indexed under: `given` (checked, slashes normalised), else the name the same folder
+    was indexed under before, else its git remote's `owner/name`, else its folder name. A name the index already
+    holds in another case is that name (`ACME/Payments` is `acme/payments`: hosts do not tell case apart).
 
-    :raises core.repositories.RepositoryNameError: `given` is not a usable name.
+    One folder has one name: a second one would hold every chunk of it twice and answer each file twice.
+
+    :raises core.repositories.RepositoryNameError: `given` is not a usable name, or the folder is already
+        indexed under another name (the message names it).
     """
-    if given is not None:
-        return check_repo_name(given)
+    records = read_repositories(index_dir)
     resolved = str(root.resolve())
-    for name, record in sorted(read_repositories(index_dir).items()):
-        if record.get("root") == resolved:
-            return name
-    return default_repo_name(root)
+    recorded = [name for name, record in sorted(records.items()) if record.get("root") == resolved]
+    if given is None:
+        return recorded[0] if recorded else _as_recorded(default_repo_name(root), records)
+    name = _as_recorded(check_repo_name(given), records)
+    if recorded and name not in recorded:
+        raise RepositoryNameError(
+            f"{resolved} is already indexed as {recorded[0]!r}, not {given!r}: refresh it under that name "
+            f"(`--repo {recorded[0]}`), or remove it first (`code-alias index --remove-repo {recorded[0]}`)"
+        )
+    return name
+
+
+def _as_recorded(name: str, records: Mapping[str, Any]) -> str:
+    """`name` as the index spells it when it holds it in another case; else `name`."""
+    if name in records:
+        return name
+    same = sorted(other for other in records if other.casefold() == name.casefold())
+    return same[0] if same else name
 
 
 def count_repository_documents(store: Any, name: str) -> int | None:

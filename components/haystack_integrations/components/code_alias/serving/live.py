@@ -321,11 +321,14 @@ def sync_targets(
         return [(Path(root).expanduser().resolve(), repo)]
     records = read_repositories(index_dir)
     if repo is not None:
-        record = records.get(repo)
+        name = (
+            next((n for n in sorted(records) if n.casefold() == repo.casefold()), repo) if repo not in records else repo
+        )
+        record = records.get(name)
         if record is None or not record.get("root"):
             known = ", ".join(sorted(records)) or "none"
             raise FileNotFoundError(f"no repository {repo!r} recorded in {index_dir} (it holds: {known})")
-        return [(Path(str(record["root"])), repo)]
+        return [(Path(str(record["root"])), name)]
     if len(records) > 1:
         return [(Path(str(r["root"])), name) for name, r in sorted(records.items()) if r.get("root")]
     return [(indexed_root(index_dir), None)]
