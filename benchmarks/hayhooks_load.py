@@ -11,6 +11,12 @@ Usage (this repository's own source, the default; the index is built once into .
     python benchmarks/hayhooks_load.py
     python benchmarks/hayhooks_load.py --repo tests/fixtures/acme_repo --requests 500
     python benchmarks/hayhooks_load.py --phases ask --replicas 2 --max-concurrent-asks 16   # two servers, round robin
+    python benchmarks/hayhooks_load.py --server serve --replay-storm 20   # `code-alias serve`, replayed webhooks
+
+`--replay-storm RATE` sends, during every load phase, RATE webhook deliveries a second of one and the same push
+(GitLab's token and event id, the same body under fresh ids, and on `code-alias serve` GitHub's signature): the
+first starts a sync, every later one must be acknowledged as a replay (2xx, nothing queued), and neither they nor
+the questions asked meanwhile may fail.
 
 Prints the figures and writes benchmarks/results/hayhooks_load.json. Traffic goes to 127.0.0.1 only, and every
 phase stops after `--requests` requests or `--max-seconds`, whichever comes first.
@@ -48,7 +54,10 @@ DEPLOYMENTS = REPO / "hayhooks"
 RESULTS = REPO / "benchmarks" / "results" / "hayhooks_load.json"
 CACHE = REPO / ".bench-cache" / "hayhooks-load"
 HAYHOOKS = [sys.executable, "-c", "import sys; from hayhooks.cli import hayhooks_cli; sys.exit(hayhooks_cli())"]
+CODE_ALIAS = [sys.executable, "-m", "haystack_integrations.components.code_alias.cli"]
 PHASES = ("ask", "rewrite", "autocomplete")
+STORM_SECRET = "hayhooks-load-replay-storm"
+STORM_PATH = "haystack_integrations/components/code_alias/serving/live.py"  # exists in the default --repo
 
 # Informal questions about this repository's own code (and a few generic ones that fit any code base).
 QUESTIONS = [
@@ -106,17 +115,25 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def start_server(index_dir: Path, log: Path, extra_env: dict[str, str], startup_seconds: float) -> tuple[Any, str]:
-    """`hayhooks run` on loopback; returns (process, base URL) once every code_alias deployment is up."""
+def start_server(
+    index_dir: Path, log: Path, extra_env: dict[str, str], startup_seconds: float, kind: str = "hayhooks"
+) -> tuple[Any, str]:
+    """
+    `hayhooks run` (or, `kind="serve"`, `code-alias serve`) on loopback; returns (process, base URL) once every
+    code_alias deployment is up.
+    """
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("HAYHOOKS_")}
     env.update(CODE_ALIAS_INDEX_DIR=str(index_dir), HAYSTACK_TELEMETRY_ENABLED="False", HF_HUB_OFFLINE="1")
     # Our wrappers refuse a Hayhooks that accepts uploads: durable mode is Hayhooks 2.1's fixed set (docs/serving.md).
     env.update(HAYHOOKS_DURABLE_MODE="true")
     env.update(extra_env)
+    command = [*HAYHOOKS, "run", "--pipelines-dir", str(DEPLOYMENTS), "--host", "127.0.0.1", "--port", str(port)]
+    if kind == "serve":
+        command = [*CODE_ALIAS, "--index-dir", str(index_dir), "serve", "--port", str(port)]
     with log.open("wb") as handle:
         process = subprocess.Popen(
-            [*HAYHOOKS, "run", "--pipelines-dir", str(DEPLOYMENTS), "--host", "127.0.0.1", "--port", str(port)],
+            command,
             cwd=REPO,
             env=env,
             stdout=handle,
@@ -201,6 +218,72 @@ async def burst(urls: list[str], phase: str, requests: int, concurrency: int, ma
         "stopped_by_time": len(latencies) < requests,
         **latency_summary(latencies),
     }
+
+
+async def replay_storm(url: str, rate: float, stop: asyncio.Event, signed: bool) -> dict[str, Any]:
+    """
+    Webhook deliveries of one push at `rate` a second until `stop`: GitLab's token with the same event id, the same
+    body under fresh ids, and (`signed`: `code-alias serve`) GitHub's HMAC signature under fresh delivery ids.
+    """
+    from haystack_integrations.components.code_alias.serving.live import signature_of
+
+    body = json.dumps({"ref": "refs/heads/main", "commits": [{"id": "1" * 40, "modified": [STORM_PATH]}]}).encode()
+    statuses: Counter[str] = Counter()
+    outcomes: Counter[str] = Counter()
+    errors: list[str] = []
+    sent = 0
+    async with httpx.AsyncClient(base_url=url, timeout=60) as client:
+        while not stop.is_set():
+            headers = {"content-type": "application/json", "x-gitlab-token": STORM_SECRET}
+            kind = sent % 3 if signed else sent % 2
+            if kind == 0:
+                headers["x-gitlab-event-uuid"] = "storm-1"
+            elif kind == 1:
+                headers["x-gitlab-event-uuid"] = f"storm-fresh-{sent}"
+            else:
+                headers = {
+                    "content-type": "application/json",
+                    "x-github-event": "push",
+                    "x-github-delivery": f"storm-gh-{sent}",
+                    "x-hub-signature-256": signature_of(body, STORM_SECRET),
+                }
+            sent += 1
+            try:
+                response = await client.post("/code_alias_sync/run", content=body, headers=headers)
+                statuses[str(response.status_code)] += 1
+                result = response.json().get("result", {}) if response.status_code < 300 else {}
+                outcomes["accepted" if result.get("accepted") else str(result.get("detail", "?")).split(":")[0]] += 1
+                if response.status_code >= 300 and len(errors) < 5:
+                    errors.append(f"{response.status_code}: {response.text[:300]}")
+            except httpx.HTTPError as error:
+                statuses[type(error).__name__] += 1
+                if len(errors) < 5:
+                    errors.append(f"{type(error).__name__}: {error}")
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(stop.wait(), timeout=1.0 / rate)
+    failed = sum(n for code, n in statuses.items() if not code.startswith("2"))
+    return {
+        "sent": sent,
+        "statuses": dict(statuses),
+        "outcomes": dict(outcomes),
+        "errors": failed,
+        "error_samples": errors,
+    }
+
+
+async def burst_with_storm(
+    urls: list[str], phase: str, requests: int, concurrency: int, max_seconds: float, rate: float, signed: bool
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """`burst`, and a `replay_storm` against the first server for as long as it runs (none when `rate` is 0)."""
+    if rate <= 0:
+        return await burst(urls, phase, requests, concurrency, max_seconds), None
+    stop = asyncio.Event()
+    storm = asyncio.create_task(replay_storm(urls[0], rate, stop, signed))
+    try:
+        load = await burst(urls, phase, requests, concurrency, max_seconds)
+    finally:
+        stop.set()
+    return load, await storm
 
 
 def serial_http(url: str, phase: str, count: int) -> dict[str, float]:
@@ -289,6 +372,19 @@ def main(argv: list[str] | None = None) -> int:
         metavar="KEY=VALUE",
         help="extra environment of the server, e.g. HAYHOOKS_TRACING_ENABLED=false (repeatable)",
     )
+    parser.add_argument(
+        "--server",
+        choices=("hayhooks", "serve"),
+        default="hayhooks",
+        help="what serves: `hayhooks run` (default) or `code-alias serve` (where GitHub's signature can be checked)",
+    )
+    parser.add_argument(
+        "--replay-storm",
+        type=float,
+        default=0.0,
+        metavar="RATE",
+        help="also send RATE replayed webhook deliveries a second during each load phase (0: none)",
+    )
     parser.add_argument("--startup-seconds", type=float, default=300.0)
     parser.add_argument("--output", default=str(RESULTS))
     args = parser.parse_args(argv)
@@ -309,6 +405,8 @@ def main(argv: list[str] | None = None) -> int:
         "CODE_ALIAS_TORCH_THREADS": str(args.torch_threads),
         "CODE_ALIAS_MAX_CONCURRENT_ASKS": str(args.max_concurrent_asks),
     }
+    if args.replay_storm > 0:
+        server_env["CODE_ALIAS_WEBHOOK_SECRET"] = STORM_SECRET
     for item in args.server_env:
         key, sep, value = item.partition("=")
         if not sep or not key:
@@ -317,23 +415,37 @@ def main(argv: list[str] | None = None) -> int:
     log = Path(tempfile.mkdtemp(prefix="hayhooks-load-")) / "server.log"
     started = time.perf_counter()
     servers = [
-        start_server(index_dir, log.with_name(f"server-{n}.log"), server_env, args.startup_seconds)
+        start_server(index_dir, log.with_name(f"server-{n}.log"), server_env, args.startup_seconds, args.server)
         for n in range(args.replicas)
     ]
     urls = [url for _, url in servers]
     url = urls[0]
     startup = round(time.perf_counter() - started, 2)
-    print(f"hayhooks up at {', '.join(urls)} in {startup} s (logs: {log.parent})", flush=True)
+    print(f"{args.server} up at {', '.join(urls)} in {startup} s (logs: {log.parent})", flush=True)
     load: dict[str, Any] = {}
     serial: dict[str, Any] = {}
+    storms: dict[str, Any] = {}
     try:
         for phase in phases:
             asyncio.run(burst(urls, phase, min(50, args.requests), args.concurrency, 60.0))  # warm the servers up
             serial[phase] = serial_http(url, phase, args.serial)
             print(f"{phase}: one at a time over HTTP {serial[phase]}", flush=True)
-            load[phase] = asyncio.run(burst(urls, phase, args.requests, args.concurrency, args.max_seconds))
+            load[phase], storm = asyncio.run(
+                burst_with_storm(
+                    urls,
+                    phase,
+                    args.requests,
+                    args.concurrency,
+                    args.max_seconds,
+                    args.replay_storm,
+                    args.server == "serve",
+                )
+            )
             figures = {k: v for k, v in load[phase].items() if k not in ("error_samples", "endpoint")}
             print(f"{phase}: {args.concurrency} concurrent {figures}", flush=True)
+            if storm is not None:
+                storms[phase] = storm
+                print(f"{phase}: replay storm meanwhile {storm}", flush=True)
             for sample in load[phase]["error_samples"]:
                 print(f"  error: {sample}", flush=True)
     finally:
@@ -374,16 +486,22 @@ def main(argv: list[str] | None = None) -> int:
             "torch_threads": args.torch_threads,
             "max_concurrent_asks": args.max_concurrent_asks,
             "server_env": server_env,
-            "server": f"{args.replicas} x hayhooks run (1 process each), loopback; the client runs on the same machine",
+            "server": f"{args.replicas} x {'hayhooks run' if args.server == 'hayhooks' else 'code-alias serve'} "
+            "(1 process each), loopback; the client runs on the same machine",
+            "replay_storm_per_second": args.replay_storm,
         },
         "index": index,
         "startup_seconds": startup,
         "load": load,
+        "replay_storm": storms or None,
         "serial_http": serial,
         "in_process": direct,
         "comparison": comparison,
         "targets": {
-            "zero_errors": all(load[p]["errors"] == 0 for p in phases),
+            "zero_errors": all(load[p]["errors"] == 0 for p in phases)
+            and all(storm["errors"] == 0 for storm in storms.values()),
+            # One push, delivered over and over: one sync in all (the first delivery), every other one a replay.
+            "one_sync_per_push": not storms or sum(s["outcomes"].get("accepted", 0) for s in storms.values()) == 1,
             "ask_p95_within_3x_in_process_serial": bool(ask) and ask["serial_ratio"] <= 3,
             "ask_p95_within_3x_in_process_loaded": bool(ask) and ask["loaded_ratio"] <= 3,
         },
@@ -392,7 +510,7 @@ def main(argv: list[str] | None = None) -> int:
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(f"targets: {report['targets']}\nwrote {output}", flush=True)
-    return 0 if report["targets"]["zero_errors"] else 1
+    return 0 if report["targets"]["zero_errors"] and report["targets"]["one_sync_per_push"] else 1
 
 
 if __name__ == "__main__":
