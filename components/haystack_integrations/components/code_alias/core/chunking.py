@@ -24,8 +24,8 @@ CHUNK_KINDS = frozenset({"function", "method", "class", "interface", "struct", "
 MAX_CHUNK_LINES = 400
 #: A file defining more than this is generated code (a 1 MB file of 100,000 one-line definitions made 89 MB of
 #: index): its definitions are neither dictionary entries nor chunks of their own; its text is chunked as a
-#: module's (`MAX_CHUNK_LINES` lines a chunk), so it stays searchable. The largest hand-written modules define a
-#: few hundred; Django's biggest about 600.
+#: module's (`MAX_CHUNK_LINES` lines a chunk), so it stays searchable. Hand-written modules define hundreds at
+#: most; the bound leaves a wide margin for large ones (a `.d.ts` of a whole API, say).
 MAX_DEFINITIONS_PER_FILE = 5_000
 #: The end of the skip report's reason for such a file (the splitter reads it to skip a second parse).
 TEXT_ONLY = "indexed as text, without its definitions"
