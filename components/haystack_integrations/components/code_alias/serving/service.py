@@ -546,10 +546,11 @@ class CodeAliasService:
         check_filter_name(repo, "repo")
         check_filter_name(package, "package")
         search = self._search()
-        try:  # here, not only inside `ask`: an unknown name is the client's mistake (422), never a 500
-            repo, package = search.check_filters(repo, package)
-        except ValueError as error:
-            raise bad_request(str(error)) from None
+        if repo is not None or package is not None:
+            try:  # here, not only inside `ask`: an unknown name is the client's mistake (422), never a 500
+                repo, package = search.check_filters(repo, package)
+            except ValueError as error:
+                raise bad_request(str(error)) from None
         with self._slot(), self._backend_errors("ask"):
             answer = search.ask(text, top_k=k, mode=chosen if search.llm else None, repo=repo, package=package)
         return plain(self._ask_payload(answer, chosen, k))
