@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import random
 from pathlib import Path
 from typing import Any
@@ -206,3 +207,7 @@ def test_a_file_of_too_many_definitions_is_indexed_as_text(tmp_path: Path) -> No
     assert search.ask("retry payment", top_k=1).files[0]["file_path"] == "pkg/retry.py"
     again = search.index(repo)  # a refresh keeps it so, without a second parse in the splitter
     assert again["files_changed"] == 0 and [s.name for s in dictionary.symbols] == ["retry_payment"]
+    os.utime(repo / "pkg/generated.py")  # touched, same content: the previous parse stands
+    touched = search.index(repo)
+    assert touched["dictionary"]["files_parsed"] == 0, touched["dictionary"]
+    assert any(s["path"].endswith("pkg/generated.py") for s in touched["skipped"])

@@ -25,7 +25,7 @@ from typing import Any
 
 import yaml
 
-from .chunking import too_many_definitions
+from .chunking import TEXT_ONLY, too_many_definitions
 from .identifiers import split_identifier, text_words, unique
 from .manifests import MANIFEST_NAMES, discover_packages
 from .model import (
@@ -145,10 +145,15 @@ def _read_and_parse_one(job: tuple[WalkEntry, str, FileRecord | None, int]) -> t
         )
         return entry.rel_path, record, False
     text, digest = read
-    if old is not None and old.sha256 == digest and old.error is None and old.current:
+    if old is not None and old.sha256 == digest and _reusable(old) and old.current:
         return entry.rel_path, old.model_copy(update={"mtime_ns": entry.mtime_ns, "size": entry.size}), False
     record = _parsed_record(text, digest, entry.size, entry.mtime_ns, language, entry.rel_path)
     return entry.rel_path, record, True
+
+
+def _reusable(record: FileRecord) -> bool:
+    """Whether an unchanged file's previous parse stands: it parsed, or it had too many definitions (`TEXT_ONLY`)."""
+    return record.error is None or record.error.endswith(TEXT_ONLY)
 
 
 def _parsed_record(text: str, digest: str, size: int, mtime_ns: int, language: str, rel_path: str) -> FileRecord:
@@ -306,7 +311,7 @@ class DictionaryBuilder:
             if not stat.S_ISREG(info.st_mode):
                 return None
             pushed.add(rel_path)
-            if old.size == info.st_size and old.mtime_ns == info.st_mtime_ns and old.error is None:
+            if old.size == info.st_size and old.mtime_ns == info.st_mtime_ns and _reusable(old):
                 stats.files_reused += 1
                 continue
             entry = WalkEntry(rel_path=rel_path, abs_path=real, size=info.st_size, mtime_ns=info.st_mtime_ns)
