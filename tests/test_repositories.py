@@ -137,6 +137,8 @@ def test_one_tree_has_one_name(two_repos: tuple[CodeSearch, Path, Path], tmp_pat
     moved = write_tree(tmp_path / "ALPHA", ALPHA)
     assert search.index(moved)["repo"] == "alpha"
     assert read_repositories(search.index_dir)["alpha"]["root"] == str(moved.resolve())
+    assert search.remove_repository("TEAM/BETA")["repo"] == "team/beta"  # removing takes any case too
+    assert sorted(read_repositories(search.index_dir)) == ["alpha"]
 
 
 def test_repo_filter_returns_only_that_repositorys_files(two_repos: tuple[CodeSearch, Path, Path]) -> None:

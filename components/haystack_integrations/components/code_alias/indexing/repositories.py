@@ -12,7 +12,7 @@ import difflib
 import json
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -36,6 +36,7 @@ __all__ = [
     "REPOSITORIES_FILE",
     "RepositoryStatus",
     "UnknownFilterError",
+    "as_recorded",
     "count_repository_documents",
     "forget_repository",
     "inferred_packages",
@@ -115,8 +116,8 @@ def repository_for_root(index_dir: Path, root: Path, given: str | None = None) -
     resolved = str(root.resolve())
     recorded = [name for name, record in sorted(records.items()) if record.get("root") == resolved]
     if given is None:
-        return recorded[0] if recorded else _as_recorded(default_repo_name(root), records)
-    name = _as_recorded(check_repo_name(given), records)
+        return recorded[0] if recorded else as_recorded(default_repo_name(root), records)
+    name = as_recorded(check_repo_name(given), records)
     if recorded and name not in recorded:
         raise RepositoryNameError(
             f"{resolved} is already indexed as {recorded[0]!r}, not {given!r}: refresh it under that name "
@@ -125,11 +126,13 @@ def repository_for_root(index_dir: Path, root: Path, given: str | None = None) -
     return name
 
 
-def _as_recorded(name: str, records: Mapping[str, Any]) -> str:
-    """`name` as the index spells it when it holds it in another case; else `name`."""
-    if name in records:
+def as_recorded(name: str, names: Iterable[str]) -> str:
+    """`name` as the index spells it (`names`: the repositories it holds) when it holds it in another case; else
+    `name`."""
+    known = set(names)
+    if name in known:
         return name
-    same = sorted(other for other in records if other.casefold() == name.casefold())
+    same = sorted(other for other in known if other.casefold() == name.casefold())
     return same[0] if same else name
 
 

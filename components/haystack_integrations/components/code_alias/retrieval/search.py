@@ -471,6 +471,7 @@ class CodeSearch:
             if manifest is None or manifest.dictionary is None:
                 raise IndexMissingError(f"no index at {self.index_dir}")
             dictionary = index_delta.load_dictionary(self.index_dir, manifest.dictionary)
+            name = repositories.as_recorded(name, dictionary.repositories)  # any case, as elsewhere
             remaining = without_repository(dictionary, name)
             retrieval = index_mode.recorded_retrieval(self.index_dir) or "hybrid"
             lexical_build = retrieval == "lexical" or self.backend == "embedded"  # no embedder needed to delete

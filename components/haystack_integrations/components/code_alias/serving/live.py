@@ -52,7 +52,7 @@ from ..core.model import atomic_write_bytes
 from ..core.processes import process_alive
 from ..core.repositories import origin_url
 from ..indexing.index_files import current_manifest
-from ..indexing.repositories import read_repositories
+from ..indexing.repositories import as_recorded, read_repositories
 from .json_depth import MAX_JSON_DEPTH, too_deep
 
 if TYPE_CHECKING:
@@ -395,9 +395,7 @@ def sync_targets(
         return [(Path(root).expanduser().resolve(), repo)]
     records = read_repositories(index_dir)
     if repo is not None:
-        name = (
-            next((n for n in sorted(records) if n.casefold() == repo.casefold()), repo) if repo not in records else repo
-        )
+        name = as_recorded(repo, records)
         record = records.get(name)
         if record is None or not record.get("root"):
             known = ", ".join(sorted(records)) or "none"
