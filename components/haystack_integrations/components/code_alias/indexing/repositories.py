@@ -16,6 +16,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypedDict
 
+from haystack.document_stores.in_memory import InMemoryDocumentStore
+
 from ..core.model import atomic_write_bytes
 from ..core.repositories import RepositoryNameError, check_repo_name, default_repo_name
 
@@ -138,7 +140,6 @@ def as_recorded(name: str, names: Iterable[str]) -> str:
 
 def count_repository_documents(store: Any, name: str) -> int | None:
     """Chunks of repository `name` in `store`; None when the store cannot count them cheaply."""
-    from haystack.document_stores.in_memory import InMemoryDocumentStore
 
     if isinstance(store, InMemoryDocumentStore):
         return sum(1 for document in store.storage.values() if document.meta.get("repo") == name)

@@ -36,11 +36,18 @@ import sys
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field, replace
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from haystack_integrations.components.code_alias.serving.hayhooks_wrappers import DEPLOYMENTS
 from haystack_integrations.components.code_alias.serving.json_depth import MAX_JSON_DEPTH, too_deep
+from haystack_integrations.components.code_alias.serving.live import WebhookRefused
+from haystack_integrations.components.code_alias.serving.openai_routes import add_openai_routes
+from haystack_integrations.components.code_alias.serving.page import add_page_routes, is_page_asset
 from haystack_integrations.components.code_alias.serving.server_discovery import (
     LOOPBACK_NAMES,
     TOKEN_ENV,
@@ -196,7 +203,13 @@ class GuardMiddleware:
             await _send_json(send, 403, "cross-origin requests are not allowed (see CODE_ALIAS_CORS_ORIGINS)")
             return
         webhook = scope.get("path") == SYNC_PATH  # signed with the webhook secret instead (checked by the route)
-        if self.token is not None and not webhook and not self._authorized(headers.get("authorization", "")):
+        # The search page's static files hold no data and a browser cannot send a token on navigation (`page.py`).
+        public = is_page_asset(scope.get("method", ""), scope.get("path", ""))
+        if (
+            self.token is not None
+            and not (webhook or public)
+            and not self._authorized(headers.get("authorization", ""))
+        ):
             await _send_json(
                 send, 401, "missing or wrong bearer token", [(b"www-authenticate", b'Bearer realm="code-alias"')]
             )
@@ -353,8 +366,6 @@ def _sync_route(wrapper: Any) -> dict[str, Any]:
     from fastapi.concurrency import run_in_threadpool
     from fastapi.responses import JSONResponse
 
-    from haystack_integrations.components.code_alias.serving.live import WebhookRefused
-
     async def endpoint(request: Request) -> JSONResponse:
         body = await request.body()
         headers = {key.lower(): value for key, value in request.headers.items()}
@@ -378,12 +389,18 @@ def _sync_route(wrapper: Any) -> dict[str, Any]:
     }
 
 
-def build_app(settings: ServerSettings | None = None, service_settings: ServiceSettings | None = None) -> Any:
+def build_app(
+    settings: ServerSettings | None = None,
+    service_settings: ServiceSettings | None = None,
+    *,
+    chat_generator: Any | None = None,
+) -> Any:
     """
     The FastAPI app of `code-alias serve`, with the service loaded (index, dictionary, model: once).
 
     :param settings: How to listen and whom to answer (default: from the environment).
     :param service_settings: The index and models (default: `ServiceSettings.from_env()`).
+    :param chat_generator: A Haystack ChatGenerator for the chat answers (default: the service's own, if any).
     :returns: A FastAPI application wrapped in the host check, CORS (only when configured) and the guard.
     """
     from fastapi import FastAPI, Request
@@ -392,8 +409,6 @@ def build_app(settings: ServerSettings | None = None, service_settings: ServiceS
     from starlette.exceptions import HTTPException as StarletteHTTPException
     from starlette.middleware.cors import CORSMiddleware
     from starlette.middleware.trustedhost import TrustedHostMiddleware
-
-    from haystack_integrations.components.code_alias.serving.hayhooks_wrappers import DEPLOYMENTS
 
     chosen = settings or ServerSettings.from_env()
     get_service(service_settings)  # load once, before the first request, and fail early on bad settings
@@ -424,6 +439,7 @@ def build_app(settings: ServerSettings | None = None, service_settings: ServiceS
     )
     for name, wrapper in wrappers.items():
         app.add_api_route(**(_sync_route(wrapper) if name == "code_alias_sync" else _run_route(name, wrapper)))
+    _add_browser_and_chat_routes(app, wrappers["code_alias_ask"], chat_generator)
 
     @app.get("/status", tags=["code-alias"])
     async def status() -> dict[str, Any]:
@@ -455,9 +471,15 @@ def build_app(settings: ServerSettings | None = None, service_settings: ServiceS
     return _Served(TrustedHostMiddleware(guarded, allowed_hosts=chosen.host_patterns()), app)
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+def _add_browser_and_chat_routes(app: Any, ask: Any, chat_generator: Any | None) -> None:
+    """The search page (`page.py`) and the OpenAI-compatible chat routes (`openai_routes.py`) of the ask deployment."""
+    if chat_generator is not None:
+        ask.use_chat_generator(chat_generator)
+    add_openai_routes(app, ask)
+    add_page_routes(app, ask.service)
 
+
+def _version() -> str:
     try:
         return version("code-alias-haystack")
     except PackageNotFoundError:  # pragma: no cover - a source checkout without an install
@@ -495,7 +517,6 @@ def _mcp_app(wrappers: dict[str, Any]) -> _McpEndpoint:
     from mcp.server.lowlevel import Server
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
     from mcp.types import TextContent, Tool
-    from pydantic import ValidationError
 
     tools: dict[str, tuple[Any, Any, Tool]] = {}
     for name, wrapper in wrappers.items():
@@ -569,7 +590,6 @@ def serve_from_cli(
 ) -> int:
     """The `code-alias serve` command: settings from the environment, the command line's options on top."""
     service = ServiceSettings.from_env()
-    from pathlib import Path
 
     chosen_backend = backend if backend != "embedded" else service.backend
     service = replace(service, index_dir=Path(index_dir).expanduser().resolve(), backend=chosen_backend)  # type: ignore[arg-type]
