@@ -20,6 +20,7 @@ from haystack.document_stores.in_memory import InMemoryDocumentStore
 
 from ..core.model import atomic_write_bytes
 from ..core.repositories import RepositoryNameError, check_repo_name, default_repo_name
+from ..errors import CodeAliasError
 
 logger = logging.getLogger(__name__)
 
@@ -189,7 +190,7 @@ def repository_filters(
     return conditions[0] if len(conditions) == 1 else {"operator": "AND", "conditions": conditions}
 
 
-class UnknownFilterError(ValueError):
+class UnknownFilterError(ValueError, CodeAliasError):
     """
     A `repo` / `package` filter naming nothing the index holds; the message names what it holds instead.
 
