@@ -24,6 +24,7 @@ from haystack.core.serialization import component_from_dict, import_class_by_nam
 
 from ..core.cards import newest_cards_file
 from ..core.identifiers import code_tokenize
+from ..core.model import DictionaryError
 from ..core.repositories import without_repository
 from ..core.repository_selection import VOTE_DEPTH, boost_by_repository, select_repository
 from ..errors import CodeAliasError
@@ -529,6 +530,7 @@ class CodeSearch:
             if manifest is None or manifest.dictionary is None:
                 raise IndexMissingError(f"no index at {self.index_dir}")
             dictionary = index_delta.load_dictionary(self.index_dir, manifest.dictionary)
+            name = repositories.as_recorded(name, dictionary.repositories)  # any case, as elsewhere
             remaining = without_repository(dictionary, name)
             retrieval = index_mode.recorded_retrieval(self.index_dir) or "hybrid"
             lexical_build = retrieval == "lexical" or self.backend == "embedded"  # no embedder needed to delete
@@ -668,6 +670,35 @@ class CodeSearch:
             store.release()
             forget_store(index)
 
+    def check_filters(
+        self, repo: str | list[str] | None = None, package: str | list[str] | None = None
+    ) -> tuple[str | list[str] | None, str | list[str] | None]:
+        """
+        The `repo` / `package` filters of a question with each name as this index spells it (`ask` calls it; so may
+        a caller that wants the error before anything else runs). A filter naming nothing the index holds would
+        answer with nothing while the rewrite still named other repositories' symbols; it is an error instead.
+
+        :returns: (repo, package), names resolved (`repositories.resolve_filter_names`).
+        :raises repositories.UnknownFilterError: A name the index does not hold (the message lists those it holds).
+        :raises ValueError: An empty, too long or non-string name, or too many.
+        """
+        if repo is None and package is None:
+            return None, None
+        try:
+            dictionary = DictionaryHandle.for_path(self.index_dir / DICTIONARY_FILE).dictionary
+        except (DictionaryError, OSError):  # no index (yet): asking says so, with how to build it
+            repositories.repository_filters(repo, package)
+            return repo, package
+        return (
+            repositories.resolve_filter_names(repo, "repo", list(dictionary.repositories)),
+            repositories.resolve_filter_names(
+                package,
+                "package",
+                sorted({p.name for p in dictionary.packages}),
+                {p.name: (*p.aliases, *p.import_names) for p in dictionary.packages},
+            ),
+        )
+
     def _ask_narrowed(self, question: str, **options: Any) -> AskResult:
         """`ask`, then again narrowed to the packages its rewrite names with strong evidence (see `ask`)."""
         first = self.ask(question, **options)
@@ -716,6 +747,8 @@ class CodeSearch:
             posterior is at least `FILTER_POSTERIOR` (kept only when that found something). Off by default: on the
             SWE-QA dev mixed index it moved file Acc@5 by +0.6 only (benchmarks/mixed_index.py, mode
             mixed-select). The answer's `rewrite["inferred_repository"]` records it (None when nothing was inferred).
+        :raises repositories.UnknownFilterError: `repo` or `package` names nothing the index holds (the message
+            lists what it holds).
         :raises ValueError: An empty question, `mode="llm"` on a search built without `llm=True`, or a bad
             `repo`/`package` value.
         """
@@ -725,6 +758,7 @@ class CodeSearch:
             raise ValueError(f"mode must be 'dictionary' or 'llm', got {mode!r}")
         if mode == "llm" and not self.llm:
             raise ValueError("mode='llm' needs CodeSearch(llm=True)")
+        repo, package = self.check_filters(repo, package)
         filters = repositories.repository_filters(repo, package)
         if infer_filters and package is None:
             return self._ask_narrowed(

@@ -17,7 +17,8 @@ Around the app (see `docs/serving.md` for the threat model):
   except the push webhook `POST /code_alias_sync/run`, which a Git host cannot give a bearer token: it must be
   signed with `CODE_ALIAS_WEBHOOK_SECRET` instead (`live.py`; 401 unsigned, 403 without a secret configured);
 - a body over `CODE_ALIAS_MAX_BODY_BYTES` (64 KiB; 1 MiB for the webhook, whose push payloads list commits) is a
-  413, read no further;
+  413, read no further; one nesting deeper than `json_depth.MAX_JSON_DEPTH` a 422 (400 with a JSON-RPC parse error
+  on `/mcp`), before a recursive parser can fail on it;
 - a request that does not fit the schema is a 422 whose body never repeats the input, and any other failure a
   one-line 500 with no traceback or path; the connection stays usable either way.
 """
@@ -43,6 +44,7 @@ from pydantic import ValidationError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from haystack_integrations.components.code_alias.serving.hayhooks_wrappers import DEPLOYMENTS
+from haystack_integrations.components.code_alias.serving.json_depth import MAX_JSON_DEPTH, too_deep
 from haystack_integrations.components.code_alias.serving.live import WebhookRefused
 from haystack_integrations.components.code_alias.serving.openai_routes import add_openai_routes
 from haystack_integrations.components.code_alias.serving.page import add_page_routes, is_page_asset
@@ -221,6 +223,9 @@ class GuardMiddleware:
         if more:
             await self._too_large(send, limit)
             return
+        if too_deep(body):  # before any parser recurses into it (`json_depth`)
+            await self._too_deep(send, str(scope.get("path", "")))
+            return
         await self._run(scope, self._replay(body, receive), send)
 
     def _origin_allowed(self, origin: str, host: str, scope: Scope) -> bool:
@@ -239,6 +244,25 @@ class GuardMiddleware:
         await _send_json(
             send, 413, f"request body over {limit:,} bytes (CODE_ALIAS_MAX_BODY_BYTES)", [(b"connection", b"close")]
         )
+
+    @staticmethod
+    async def _too_deep(send: Send, path: str) -> None:
+        detail = f"the JSON body nests deeper than {MAX_JSON_DEPTH} levels"
+        if path.rstrip("/") != "/mcp":
+            await _send_json(send, 422, detail)
+            return
+        # What the MCP SDK answers for a body it cannot parse: HTTP 400 with a JSON-RPC parse error (-32700).
+        body = json.dumps(
+            {"jsonrpc": "2.0", "id": "server-error", "error": {"code": -32700, "message": f"Parse error: {detail}"}}
+        ).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 400,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
 
     async def _read_body(self, receive: Receive, limit: int) -> tuple[bytes, bool]:
         """The whole body, or (what was read, True) as soon as it passes the limit."""

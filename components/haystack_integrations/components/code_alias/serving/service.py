@@ -365,18 +365,23 @@ def check_int(value: Any, name: str, low: int, high: int) -> int:
     return value
 
 
-def check_filter_name(value: Any, name: str) -> str | None:
-    """A `repo` / `package` filter value: None, or a name (`repositories.repository_filters`); 422 otherwise."""
+def check_filter_name(value: Any, name: str) -> str | list[str] | None:
+    """
+    A `repo` / `package` filter value: None, a name or a list of names (`repositories.repository_filters`); 422
+    otherwise. Whether the index holds them is `CodeSearch.check_filters`'s to say.
+    """
     if value is None:
         return None
-    if not isinstance(value, str):
-        raise bad_request(f"{name} must be a string, got {type(value).__name__}")
-    _check_text(value, name)
+    values = value if isinstance(value, list) else [value]
+    for item in values:
+        if not isinstance(item, str):
+            raise bad_request(f"{name} must be a string or a list of strings, got {type(item).__name__}")
+        _check_text(item, name)
     try:
         repository_filters(**{name: value})
     except ValueError as error:
         raise bad_request(str(error)) from None
-    return cast(str, value)
+    return cast("str | list[str]", value)
 
 
 def check_mode(mode: Any) -> Mode:
@@ -569,6 +574,11 @@ class CodeAliasService:
         check_filter_name(repo, "repo")
         check_filter_name(package, "package")
         search = self._search()
+        if repo is not None or package is not None:
+            try:  # here, not only inside `ask`: an unknown name is the client's mistake (422), never a 500
+                repo, package = search.check_filters(repo, package)
+            except ValueError as error:
+                raise bad_request(str(error)) from None
         with self._slot(), self._backend_errors("ask"):
             answer = search.ask(text, top_k=k, mode=chosen if search.llm else None, repo=repo, package=package)
         return plain(self._ask_payload(answer, chosen, k)), list(answer.documents)
