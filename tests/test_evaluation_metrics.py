@@ -209,3 +209,14 @@ def test_symbol_metrics_bundle_and_no_gold() -> None:
     assert values["sym_mrr"] == pytest.approx(1 / 3)
     assert symbol_metrics(SYMBOLS, []) == {}  # no gold symbol: no score at all, not a 0
     assert symbol_metrics([], [("c.py", "g")])["sym_hit@10"] == 0.0
+
+
+def test_hint_recall_any_gold_among_the_offered_definitions() -> None:
+    from haystack_integrations.components.code_alias.evaluation.metrics import hint_recall
+
+    offered = [("pkg/retry.py", "pkg.retry.with_backoff"), ("pkg/client.py", "pkg.client.Client.send")]
+    assert hint_recall(offered, [("pkg/retry.py", "with_backoff")]) == {"sym_hint_recall": 1.0}
+    assert hint_recall(offered, [("pkg/ledger.py", "with_backoff")]) == {"sym_hint_recall": 0.0}  # other file
+    assert hint_recall(offered, [("", "Client.send")]) == {"sym_hint_recall": 1.0}  # a bare gold name
+    assert hint_recall([], [("pkg/retry.py", "with_backoff")]) == {"sym_hint_recall": 0.0}
+    assert hint_recall(offered, []) == {}

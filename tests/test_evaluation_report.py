@@ -98,13 +98,13 @@ def test_markdown_tables() -> None:
     assert "code-alias bench run --subset 3" in text
     assert "Coverage: 3 of 4 instances" in text
     header = (
-        "| config | n | Acc@1 | Acc@5 | hit@1 | hit@5 | MRR | n sym | sym hit@1 | sym hit@5 | sym MRR | "
+        "| config | n | Acc@1 | Acc@5 | hit@1 | hit@5 | MRR | n sym | sym hit@1 | sym hit@5 | sym MRR | hint recall | "
         "rewrite ms p50/p95 | dropped/q | cache hits | Acc@5 W/L vs raw BM25 |"
     )
     assert header in text
     # dictionary row: Acc@1 33.3, Acc@5 100.0, hit = Acc with one gold file; no symbol gold; wins/losses on Acc@5
     row = next(line for line in text.splitlines() if line.startswith("| `title/dictionary/hybrid` | 3 |"))
-    assert row.startswith("| `title/dictionary/hybrid` | 3 | 33.3 | 100.0 | 33.3 | 100.0 | 61.1 | 0 | – | – | – |")
+    assert row.startswith("| `title/dictionary/hybrid` | 3 | 33.3 | 100.0 | 33.3 | 100.0 | 61.1 | 0 | – | – | – | – |")
     assert "| 4 / 6 |" in row and "+2 / −0" in row
     assert "| config | n | Acc@3 | Acc@10 | hit@3 | hit@10 | R@5 | nDCG@10 |" in text  # the second table
     assert "## Issues that do not name the file" in text

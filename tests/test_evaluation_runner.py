@@ -413,3 +413,45 @@ def test_filter_repos_by_full_or_short_name() -> None:
     assert [item.id for item in filter_repos(items, ["psf/requests", "flask"])] == ["a", "b"]
     with pytest.raises(ValueError, match="requests/psf"):
         filter_repos(items, ["requests/psf"])
+
+
+class HintingSearcher(FakeSearcher):
+    """The fake searcher whose dictionary rewrite also reports the hints it chose from."""
+
+    def search(self, question: str, *, rewrite: str, retrieval: str, top_k: int) -> SearchResult:
+        result = super().search(question, rewrite=rewrite, retrieval=retrieval, top_k=top_k)
+        if rewrite == "dictionary":
+            # q1's hints hold its gold symbol (among 7 definitions of the name); q2's do not
+            definitions = [[f"src/other{i}.py", "with_stripe_backoff"] for i in range(6)]
+            if question == "retry helper backoff":
+                definitions.append([RETRY, "with_stripe_backoff"])
+            result.hints = [
+                {
+                    "name": "with_stripe_backoff",
+                    "kind": "symbol",
+                    "confidence": 0.7,
+                    "evidence": {"semantic": 0.7},
+                    "similarity": 0.61,
+                    "definitions": definitions,
+                },
+            ]
+        return result
+
+
+def test_records_the_hints_offered_and_scores_hint_recall(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    configs = config_grid(["title"], ["none", "dictionary"], ["bm25"])
+    run = run_bench(
+        _golden(), HintingSearcher(), _resolver(tmp_path), BenchOptions(out, configs=configs, progress=False)
+    )
+    records = _records(out)
+    first = records[("title/dictionary/bm25", "q1")]
+    assert first["metrics"]["sym_hint_recall"] == 1.0
+    assert records[("title/dictionary/bm25", "q2")]["metrics"]["sym_hint_recall"] == 0.0
+    assert "sym_hint_recall" not in records[("title/dictionary/bm25", "q3")]["metrics"]  # no gold symbol
+    hint = first["hints"][0]
+    assert hint["name"] == "with_stripe_backoff" and hint["evidence"] == {"semantic": 0.7}
+    assert len(hint["definitions"]) == 5 and hint["n_definitions"] == 7  # recall scored on all seven
+    assert "hints" not in records[("title/none/bm25", "q1")]
+    assert run.report["overall"]["title/dictionary/bm25"]["sym_hint_recall"] == pytest.approx(0.5)
+    assert "hint recall" in (out / "report.md").read_text()

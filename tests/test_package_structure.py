@@ -70,6 +70,7 @@ LAZY_IMPORTS = {
     "haystack.lazy_imports": "deferred_torch must be installed before anything imports haystack",
     "haystack.components.evaluators": "evaluation/metrics.py is framework-free but for its Haystack cross-check",
     "haystack.dataclasses": "evaluation/metrics.py is framework-free but for its Haystack cross-check",
+    f"{NAME}.retrieval.embedders": "sentence-transformers: a lexical index with cards loads it only to embed them",
 }
 # The console script imports each command's modules when that command runs: `code-alias ask` against a running
 # server starts in ~0.1 s instead of the pipelines' ~2 s import.

@@ -60,6 +60,9 @@ class FakeModel:
         if text is not None:
             return {"embedding": _vector(text)}
         assert documents is not None
+        if documents and all("file_path" not in d.meta for d in documents):
+            # symbol cards (`indexing.card_vectors`, embedded before the chunks): not what these tests count
+            return {"documents": [Document(content=d.content, embedding=_vector(d.content or "")) for d in documents]}
         FakeModel.calls += 1
         if FakeModel.fail_on_call is not None and FakeModel.calls >= FakeModel.fail_on_call:
             raise FakeModel.failure("killed")

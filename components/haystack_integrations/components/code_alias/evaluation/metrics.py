@@ -244,6 +244,23 @@ def symbol_metrics(
     return values
 
 
+def hint_recall(
+    hint_definitions: Iterable[tuple[str, str]], gold_functions: Iterable[tuple[str, str]]
+) -> dict[str, float]:
+    """
+    ``sym_hint_recall``: 1.0 when any gold function is among the definitions of the hints the rewrite was offered
+    (what a rewrite could have named at best); ``{}`` without gold functions.
+
+    :param hint_definitions: ``(file, qualified name)`` of every definition of every hint.
+    :param gold_functions: ``(file, local name)``; file ``""`` for a bare name.
+    """
+    gold = _gold_keys(gold_functions)
+    if not gold:
+        return {}
+    offered = {_function_key(file, name) for file, name in hint_definitions}
+    return {"sym_hint_recall": 1.0 if any(_matches(g, c) for g in gold for c in offered) else 0.0}
+
+
 def mean(values: Iterable[float]) -> float:
     """The arithmetic mean; NaN for no values."""
     items = list(values)

@@ -45,6 +45,7 @@ MARKDOWN_COLUMNS: tuple[tuple[str, str], ...] = (
     ("sym_hit@1", "sym hit@1"),
     ("sym_hit@5", "sym hit@5"),
     ("sym_mrr", "sym MRR"),
+    ("sym_hint_recall", "hint recall"),
 )
 #: (metric key, column title) of the second table: the remaining metrics.
 DETAIL_COLUMNS: tuple[tuple[str, str], ...] = (

@@ -51,6 +51,7 @@ from haystack_integrations.components.code_alias.evaluation.metrics import (
     dedupe,
     file_metrics,
     function_metrics,
+    hint_recall,
     local_name,
     symbol_metrics,
 )
@@ -97,6 +98,9 @@ class SearchResult:
     :param cache_hit: Whether the rewrite came from the rewrite cache.
     :param rewritten: The rewritten query, for the log (optional).
     :param extra: Anything else worth logging (stage timings, intent...).
+    :param hints: The candidate hints the rewrite chose from (none for no rewrite): dicts with ``name``, ``kind``,
+        ``confidence``, ``evidence``, ``similarity`` and ``definitions`` (``[file, qualified name]`` pairs); the
+        record keeps them (definitions cut to `KEEP_HINT_DEFINITIONS`) and scores ``sym_hint_recall`` on all.
     """
 
     files: list[str]
@@ -106,6 +110,20 @@ class SearchResult:
     cache_hit: bool = False
     rewritten: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    hints: list[dict[str, Any]] | None = None
+
+
+#: Definitions per hint a record keeps (the recall is scored on all of them).
+KEEP_HINT_DEFINITIONS = 5
+
+
+def _hint_record(hint: dict[str, Any]) -> dict[str, Any]:
+    definitions = [list(pair) for pair in hint.get("definitions", [])]
+    return {
+        **{k: v for k, v in hint.items() if k != "definitions"},
+        "definitions": definitions[:KEEP_HINT_DEFINITIONS],
+        "n_definitions": len(definitions),
+    }
 
 
 @runtime_checkable
@@ -423,7 +441,10 @@ def _record(
     if complete:
         metrics.update(function_metrics(ranked_functions, gold_pairs))
     metrics.update(symbol_metrics(ranked_functions, gold_pairs))  # any gold symbol: complete or not
-    return {
+    if answer.hints is not None:
+        offered = [(str(f), str(q)) for hint in answer.hints for f, q in hint.get("definitions", [])]
+        metrics.update(hint_recall(offered, gold_pairs))
+    record = {
         "config": config.name,
         "query": config.query,
         "rewrite": config.rewrite,
@@ -446,6 +467,9 @@ def _record(
         "rewritten": answer.rewritten,
         "extra": answer.extra,
     }
+    if answer.hints is not None:
+        record["hints"] = [_hint_record(hint) for hint in answer.hints]
+    return record
 
 
 # ---- CLI -------------------------------------------------------------------------------------------------
@@ -506,6 +530,16 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--title", default="Benchmark")
     run.add_argument(
         "--lexical", action="store_true", help="BM25-only pipelines (no embedding model): embedding/hybrid skipped"
+    )
+    run.add_argument(
+        "--semantic-hints",
+        action="store_true",
+        help="with --lexical: symbol-card vectors for the rewrite's hints (one small model call per question)",
+    )
+    run.add_argument(
+        "--package-boost",
+        action="store_true",
+        help="lift the chunks of the packages a rewrite names with strong evidence (CodeSearch(package_boost=True))",
     )
     run.add_argument("--searcher", default=None, help=f"module:factory (default {DEFAULT_SEARCHER_FACTORY})")
     llm = run.add_argument_group("LLM rewrite (the `llm` rewrite rows)")

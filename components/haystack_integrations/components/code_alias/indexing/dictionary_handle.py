@@ -6,17 +6,21 @@ handle per file so a server loads it once and sees a re-index without a restart.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
+from ..core.cards import CardsError, SymbolCards, newest_cards_file
 from ..core.hints import HintIndex
 from ..core.model import AliasDictionary
 from ..paths import DICTIONARY_FILE, resolve_index_dir
 from .index_delta import chain_stamp, load_dictionary
 from .index_files import Artifact, current_manifest, resolve_dictionary_file
+
+logger = logging.getLogger(__name__)
 
 _HANDLES: dict[str, DictionaryHandle] = {}
 _HANDLES_LOCK = threading.Lock()
@@ -37,6 +41,7 @@ class DictionaryHandle:
         self._dictionary: AliasDictionary | None = None
         self._hints: HintIndex | None = None
         self._held = 0  # > 0: a sync of this process is saving and will `install` the next dictionary itself
+        self._cards: tuple[tuple[str, int] | None, SymbolCards | None] = (None, None)
 
     @classmethod
     def for_path(cls, path: Path) -> DictionaryHandle:
@@ -129,6 +134,34 @@ class DictionaryHandle:
             assert self._hints is not None
             return self._dictionary, self._hints
 
+    def cards(self) -> SymbolCards | None:
+        """
+        The index folder's symbol cards (`indexing.card_vectors`): those of the current dictionary version, else
+        the newest (a sync changed the dictionary and the cards follow; names that went are ignored), reloaded when
+        the file changes. None: no cards (a plain `--lexical` index, or one built before cards existed) or an
+        unreadable file (logged; the hints then have no semantic evidence, nothing fails).
+        """
+        if self.path.name != DICTIONARY_FILE:
+            return None
+        dictionary = self.dictionary
+        path = newest_cards_file(self.path.parent, dictionary.version)
+        try:
+            stamp = (path.name, path.stat().st_mtime_ns) if path is not None else None
+        except FileNotFoundError:
+            stamp = None
+        with self._lock:
+            if stamp == self._cards[0]:
+                return self._cards[1]
+        loaded: SymbolCards | None = None
+        if path is not None and stamp is not None:
+            try:
+                loaded = SymbolCards.load(path)
+            except (CardsError, FileNotFoundError) as error:
+                logger.warning("symbol cards not used: %s", error)
+        with self._lock:
+            self._cards = (stamp, loaded)
+        return loaded
+
     @property
     def dictionary(self) -> AliasDictionary:
         return self._current()[0]
@@ -141,10 +174,14 @@ class DictionaryHandle:
 class StaticDictionaryHandle(DictionaryHandle):
     """A handle around a dictionary object passed in directly (tests, notebooks, in-pipeline builds)."""
 
-    def __init__(self, dictionary: AliasDictionary) -> None:
+    def __init__(self, dictionary: AliasDictionary, cards: SymbolCards | None = None) -> None:
         super().__init__(Path("<in-memory>"))
         self._dictionary = dictionary
         self._hints = HintIndex(dictionary)
+        self._static_cards = cards
+
+    def cards(self) -> SymbolCards | None:
+        return self._static_cards
 
     def _current(self) -> tuple[AliasDictionary, HintIndex]:
         assert self._dictionary is not None and self._hints is not None
@@ -165,10 +202,12 @@ class UsesDictionary:
     _handle: DictionaryHandle | None = None
 
     @classmethod
-    def from_dictionary(cls: type[_User], dictionary: AliasDictionary, **kwargs: Any) -> _User:
-        """The component over a dictionary object (no file), e.g. in a notebook or a test."""
+    def from_dictionary(
+        cls: type[_User], dictionary: AliasDictionary, *, cards: SymbolCards | None = None, **kwargs: Any
+    ) -> _User:
+        """The component over a dictionary object (no file), e.g. in a notebook or a test; `cards`: its symbol cards."""
         user = cls(**kwargs)
-        user._handle = StaticDictionaryHandle(dictionary)
+        user._handle = StaticDictionaryHandle(dictionary, cards)
         return user
 
     @property

@@ -97,3 +97,34 @@ def choose_for_build(folder: Path, lexical: bool | None, *, has_documents: bool)
         f"changed files, so it cannot become {wanted}: index into another folder (`--index-dir OTHER`) or delete "
         f"{folder} first"
     )
+
+
+def recorded_semantic_hints(folder: Path) -> bool | None:
+    """Whether the index records symbol-card vectors for semantic hints (None: no record)."""
+    try:
+        data = json.loads((folder / MODE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    value = data.get("semantic_hints") if isinstance(data, dict) else None
+    return value if isinstance(value, bool) else None
+
+
+def choose_semantic_hints(folder: Path, retrieval: Retrieval, semantic_hints: bool | None) -> bool:
+    """
+    Whether a build makes symbol cards: as asked; else as recorded; else on for hybrid (the model is loaded
+    anyway) and off for lexical (plain `--lexical` stays model-free; `--semantic-hints` turns them on).
+    """
+    if semantic_hints is not None:
+        return semantic_hints
+    recorded = recorded_semantic_hints(folder)
+    return recorded if recorded is not None else retrieval == "hybrid"
+
+
+def record_semantic_hints(folder: Path, on: bool) -> None:
+    """Add the semantic-hints choice to the retrieval record (atomically; the retrieval must be recorded first)."""
+    path = folder / MODE_FILE
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if data.get("semantic_hints") == on:
+        return
+    data["semantic_hints"] = on
+    atomic_write_bytes(path, json.dumps(data).encode("utf-8"))

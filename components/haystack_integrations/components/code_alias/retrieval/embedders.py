@@ -8,6 +8,7 @@ chunk once.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 import os
@@ -28,7 +29,7 @@ from haystack_integrations.components.embedders.sentence_transformers import (
 from .._legacy import with_current_type
 from ..core.batching import MicroBatcher
 from ..core.question_text import clean_question_text
-from ..paths import EMBEDDING_CACHE_DIR, EMBEDDING_CACHE_ENV, resolve_index_dir
+from ..paths import DEFAULT_MODEL, EMBEDDING_CACHE_DIR, EMBEDDING_CACHE_ENV, resolve_index_dir
 from ..progress import progress_bar, quiet_model_loading
 from .embedding_text import summary_text
 
@@ -37,7 +38,6 @@ T = TypeVar("T")
 # Batches embedded between two writes of the vector cache (the most work a killed run loses): every batch.
 CHECKPOINT_BATCHES = 1
 
-DEFAULT_MODEL = "all-MiniLM-L6-v2"
 _PACKAGED_MODELS = {"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"}
 DEFAULT_META_FIELDS = ["file_path", "qualified_name"]
 #: What the model reads for a chunk: the whole code after the meta fields, or `embedding_text.summary_text`.
@@ -425,3 +425,39 @@ class CodeTextEmbedder:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CodeTextEmbedder:
         return default_from_dict(cls, with_current_type(data))
+
+
+@component
+class CodeQuestionEmbedder(CodeTextEmbedder):
+    """
+    Embeds the question as asked (its input is `question`, like the rewriter's and the composers'), for the
+    rewriter's semantic hints: the query pipelines then take `{"question": ...}` alone.
+
+    ### Usage example
+
+    ```python
+    from haystack_integrations.components.code_alias.retrieval.embedders import CodeQuestionEmbedder
+
+    embedder = CodeQuestionEmbedder()
+    embedder.warm_up()
+    print(embedder.run(question="where's the payments retry helper?")["vector"].shape)   # (384,)
+    ```
+
+    :param model: Model name or folder; `all-MiniLM-L6-v2` uses the packaged copy (the symbol cards' model).
+    :param max_seq_length: Tokens read.
+    :param max_batch_size: The most concurrent questions embedded in one model call.
+    :param clean_question: Remove issue-template noise first (see `CodeTextEmbedder`).
+    """
+
+    @component.output_types(embedding=list[float], vector=np.ndarray)
+    def run(self, question: str) -> dict[str, Any]:
+        """
+        :param question: The question as asked.
+        :returns: `embedding` (list of floats) and `vector` (float32 array: connect it to
+            `ConstrainedQueryRewriter.question_vector`).
+        """
+        return CodeTextEmbedder.run(self, text=question)  # not super(): @component rebuilds the class
+
+    @component.output_types(embedding=list[float], vector=np.ndarray)
+    async def run_async(self, question: str) -> dict[str, Any]:
+        return await asyncio.to_thread(self.run, question=question)

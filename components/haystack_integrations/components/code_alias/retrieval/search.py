@@ -22,17 +22,26 @@ from haystack import Document, Pipeline
 from haystack.core.errors import DeserializationError
 from haystack.core.serialization import component_from_dict, import_class_by_name
 
+from ..core.cards import newest_cards_file
 from ..core.identifiers import code_tokenize
 from ..core.model import DictionaryError
 from ..core.repositories import without_repository
 from ..core.repository_selection import VOTE_DEPTH, boost_by_repository, select_repository
 from ..errors import CodeAliasError
 from ..indexing import index_delta, index_files, index_mode, index_repair, repositories, vector_fill
+from ..indexing.card_vectors import card_embedder, refresh_card_vectors
 from ..indexing.dictionary_handle import DictionaryHandle
 from ..indexing.store import CodeIndexDocumentStore, writer_stores
 from ..indexing.store_cache import forget_store
 from ..indexing.vector_fill import vector_count
-from ..paths import DICTIONARY_FILE, INDEX_DIR_ENV, resolve_index_dir
+from ..paths import (
+    DEFAULT_MODEL,
+    DICTIONARY_FILE,
+    EMBEDDING_CACHE_DIR,
+    EMBEDDING_CACHE_ENV,
+    INDEX_DIR_ENV,
+    resolve_index_dir,
+)
 from .fusion import RankFusion
 from .repository_evidence import repository_terms
 from .results import RankedSymbol, TestFiles, rank_files, rank_symbols, rank_symbols_and_files
@@ -44,11 +53,13 @@ PIPELINE_FILES: dict[tuple[Backend, str], str] = {
     ("embedded", "query_llm"): "query_llm.yml",
     ("embedded", "indexing_lexical"): "indexing_lexical.yml",
     ("embedded", "query_lexical"): "query_lexical.yml",
+    ("embedded", "query_lexical_semantic"): "query_lexical_semantic.yml",
     ("elasticsearch", "indexing"): "elasticsearch_indexing.yml",
     ("elasticsearch", "query"): "elasticsearch_query.yml",
     ("elasticsearch", "query_llm"): "elasticsearch_query_llm.yml",
     ("elasticsearch", "indexing_lexical"): "elasticsearch_indexing_lexical.yml",
     ("elasticsearch", "query_lexical"): "elasticsearch_query_lexical.yml",
+    ("elasticsearch", "query_lexical_semantic"): "elasticsearch_query_lexical_semantic.yml",
 }
 _ENV_LOCK = threading.RLock()
 logger = logging.getLogger(__name__)
@@ -129,17 +140,28 @@ def index_dir_environment(index_dir: Path) -> contextlib.AbstractContextManager[
     return environment_variable(INDEX_DIR_ENV, str(index_dir))
 
 
-def repository_boosted(documents: list[Document], prior: dict[str, float] | None) -> list[Document]:
+def repository_boosted(
+    documents: list[Document], prior: dict[str, float] | None, *, field: str = "repo"
+) -> list[Document]:
     """`documents` re-ranked by a repository prior (`core.repository_selection.boost_by_repository`) file by file
     (a file ranks where its best chunk is, as `rank_files` ranks them), scored by the fused value; unchanged when
-    there is no prior."""
+    there is no prior. `field="package"`: by a package prior instead (the packages a rewrite is sure of)."""
     if not prior:
         return documents
 
     fused = boost_by_repository(
-        documents, lambda d: d.meta.get("repo"), prior, group_of=lambda d: (d.meta.get("repo"), d.meta.get("file_path"))
+        documents,
+        lambda d: d.meta.get(field),
+        prior,
+        group_of=lambda d: (d.meta.get("repo"), d.meta.get("file_path")),
     )
     return [replace(document, score=score) for document, score in fused]
+
+
+def _boosted(
+    documents: list[Document], repository: dict[str, float] | None, package: dict[str, float] | None
+) -> list[Document]:
+    return repository_boosted(repository_boosted(documents, package, field="package"), repository)
 
 
 @dataclass
@@ -163,6 +185,8 @@ class AskResult:
     fusion: RankFusion = field(default_factory=RankFusion)
     #: Repository -> posterior that re-ranks every mode's chunks (`core.repository_selection`); None: no prior.
     repository_prior: dict[str, float] | None = None
+    #: Package -> confidence of the packages the rewrite is sure of, which lift their own chunks in every mode.
+    package_prior: dict[str, float] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The answer as JSON: symbols first (what the question asks for), then files, then the rewrite."""
@@ -188,7 +212,7 @@ class AskResult:
             raise ValueError(f"unknown retrieval {retrieval!r}; expected hybrid, bm25 or embedding")
         own = self.bm25_documents if retrieval == "bm25" else self.embedding_documents
         if not self.definition_documents:
-            return repository_boosted(own, self.repository_prior)
+            return _boosted(own, self.repository_prior, self.package_prior)
         fused = self.fusion.run(
             bm25_documents=own if retrieval == "bm25" else None,
             embedding_documents=own if retrieval == "embedding" else None,
@@ -196,7 +220,7 @@ class AskResult:
             hints=self.rewrite.get("hints"),
             top_k=None,
         )
-        return repository_boosted(list(fused["documents"]), self.repository_prior)
+        return _boosted(list(fused["documents"]), self.repository_prior, self.package_prior)
 
     def ranked_symbols(self, retrieval: str = "hybrid", top_k: int | None = None) -> list[RankedSymbol]:
         """The symbols of one retrieval mode's ranking, with the pipeline's `FileRanker` policies."""
@@ -242,6 +266,12 @@ class CodeSearch:
     :param chat_generator: A serialised ChatGenerator (`{"type": ..., "init_parameters": ...}`, e.g. from
         `generators.chat_generator_spec`) that replaces the rewriter's generator in the LLM pipeline.
     :param rewriter_params: Init parameters of the LLM pipeline's rewriter to override (e.g. `timeout`).
+    :param semantic_hints: Symbol cards with vectors (`core.cards`) so the rewrite's hints include the names whose
+        cards are nearest to the question: True / False as asked; None (default) = as the index was built, which
+        is on for a hybrid index and off for a lexical one (`code-alias index --lexical --semantic-hints` turns
+        them on there: BM25 retrieval, one small model call per question for the hints).
+    :param package_boost: Lift the chunks of the packages the rewrite chose, by their confidence, in every ranking
+        (a boost, never a filter: nothing is lost).
     """
 
     def __init__(
@@ -254,6 +284,8 @@ class CodeSearch:
         pipelines: str | os.PathLike[str] | None = None,
         chat_generator: dict[str, Any] | None = None,
         rewriter_params: dict[str, Any] | None = None,
+        semantic_hints: bool | None = None,
+        package_boost: bool = False,
     ) -> None:
         if llm and lexical:
             raise ValueError("choose either llm or lexical")
@@ -264,6 +296,9 @@ class CodeSearch:
         self.pipelines = Path(pipelines) if pipelines else None
         self.chat_generator = chat_generator
         self.rewriter_params = rewriter_params
+        self.semantic_hints = semantic_hints
+        self.package_boost = package_boost
+        self._card_embed: Callable[[list[str]], Any] | None = None
         self._query: Pipeline | None = None
         self._vectorless = False  # a hybrid index with no chunk vector yet, answered lexically until one arrives
         self._lock = threading.Lock()
@@ -327,6 +362,8 @@ class CodeSearch:
             name = repositories.repository_for_root(self.index_dir, folder, repo)
             retrieval = self._retrieval_for_build()
             index_mode.record_retrieval(self.index_dir, retrieval)
+            semantic = index_mode.choose_semantic_hints(self.index_dir, retrieval, self.semantic_hints)
+            index_mode.record_semantic_hints(self.index_dir, semantic)
             # Progressive: the lexical pipeline writes the chunks, `fill_vectors` their vectors afterwards.
             progressive = retrieval == "hybrid" and self.backend == "embedded"
             lexical_build = retrieval == "lexical" or progressive
@@ -379,6 +416,9 @@ class CodeSearch:
             "seconds": round(time.perf_counter() - started, 3),
         }
         if not progressive:
+            if semantic:
+                stats["cards"] = self.refresh_cards()
+                stats["seconds"] = round(time.perf_counter() - started, 3)
             return stats
 
         count = vector_count(self.index_dir)
@@ -386,11 +426,32 @@ class CodeSearch:
         stats["vectors"] = count.to_dict() if count else None
         if on_answerable is not None:
             on_answerable(stats)
+        if semantic:  # questions are answered meanwhile; before the chunk vectors: cards are several times cheaper
+            stats["cards"] = self.refresh_cards()
         if vectors and count is not None and not count.complete:
             stats["vector_fill"] = self.fill_vectors(lock_timeout=lock_timeout, on_progress=on_progress)
             stats["vectors"] = stats["vector_fill"]["vectors"]
         stats["seconds"] = round(time.perf_counter() - started, 3)
         return stats
+
+    def refresh_cards(self) -> dict[str, Any]:
+        """
+        Embed the symbol cards of the current dictionary (only the new card texts; `indexing.card_vectors`) with the
+        query pipeline's model, into this index folder.
+        """
+        if self._card_embed is None:  # kept: a server's syncs refresh cards without loading the model again
+            cache = os.environ.get(EMBEDDING_CACHE_ENV) or str(self.index_dir / EMBEDDING_CACHE_DIR)
+            self._card_embed = card_embedder(model=self._question_model(), cache_dir=cache)
+        embed = self._card_embed
+        dictionary = DictionaryHandle.for_path(self.index_dir / DICTIONARY_FILE).dictionary
+        return refresh_card_vectors(self.index_dir, dictionary, embed)
+
+    def _question_model(self) -> str:
+        """The model the query pipeline embeds questions with (its `question_embedder`), which cards must share."""
+        path = pipeline_file(self.backend, "query_lexical_semantic", self.pipelines)
+        spec = (yaml.safe_load(path.read_text(encoding="utf-8")).get("components") or {}).get("question_embedder")
+        params = spec.get("init_parameters", {}) if isinstance(spec, dict) else {}
+        return str(params.get("model") or DEFAULT_MODEL)
 
     def chunk_embedder(self) -> Any:
         """
@@ -528,6 +589,8 @@ class CodeSearch:
                 lexical = self.retrieval == "lexical"  # checks the index can answer this way
                 self._vectorless = not lexical and not self.llm and self._no_vectors_yet()
                 kind = "query_llm" if self.llm else "query_lexical" if lexical or self._vectorless else "query"
+                if kind == "query_lexical" and self._semantic_hints_ready():
+                    kind = "query_lexical_semantic"
                 try:
                     pipeline = self.load_pipeline(kind)
                 except DeserializationError as error:  # say what was wrong with the index, not the component
@@ -536,6 +599,13 @@ class CodeSearch:
                     pipeline.warm_up()
                 self._query = pipeline
             return self._query
+
+    def _semantic_hints_ready(self) -> bool:
+        """Semantic hints asked for (or recorded by the build) and symbol cards present in the folder."""
+        wanted = self.semantic_hints
+        if wanted is None:
+            wanted = bool(index_mode.recorded_semantic_hints(self.index_dir))
+        return wanted and newest_cards_file(self.index_dir) is not None
 
     def vectors(self) -> Any:
         """How many chunks of the served build have a vector (`vector_fill.VectorCount`), or None (no documents)."""
@@ -777,10 +847,29 @@ class CodeSearch:
             seconds=seconds,
         )
         rewrite["inferred_repository"] = None
+        if use_rewrite and self.package_boost and package is None:
+            self._boost_packages(answer, top_k)
         if not select_repository or filters is not None:
             return answer
         options = {"top_k": top_k, "use_rewrite": use_rewrite, "candidates": candidates, "mode": mode}
         return self._select_repository(answer, pipeline, options)
+
+    def _boost_packages(self, answer: AskResult, top_k: int) -> None:
+        """Lift the chunks of the packages the rewrite chose, by their confidence (`repository_boosted`: reciprocal
+        rank fusion with each package's own list), in every mode's ranking; never removes anything."""
+        hints = answer.rewrite.get("hints") or []
+        confidence = {
+            str(h.get("name")): float(h.get("confidence") or 0.0) for h in hints if h.get("kind") == "package"
+        }
+        # Every package the rewrite chose, weighted by its confidence: a boost moves nothing out of the answer.
+        prior = {name: confidence.get(name, 0.0) for name in answer.rewrite.get("packages") or []}
+        prior = {name: value for name, value in prior.items() if value > 0}
+        if not prior:
+            return
+        answer.package_prior = prior
+        answer.documents = repository_boosted(answer.documents, answer.package_prior, field="package")
+        answer.symbols, answer.files = rank_symbols_and_files(answer.documents, top_k, **answer.ranking_policy())
+        answer.rewrite["package_boost"] = answer.package_prior
 
     def _select_repository(self, answer: AskResult, pipeline: Pipeline, options: dict[str, Any]) -> AskResult:
         """`answer` boosted toward the repository its question is likely about, or narrowed to it (see `ask`)."""

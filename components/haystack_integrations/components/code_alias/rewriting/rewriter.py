@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from haystack import Document, component, default_from_dict, default_to_dict
 from haystack.components.builders import ChatPromptBuilder
 from haystack.core.serialization import component_to_dict
@@ -101,6 +102,7 @@ class _Plan:
     hints: list[Hint] = field(default_factory=list)
     hint_dicts: list[dict[str, Any]] = field(default_factory=list)
     retrieved: list[str] = field(default_factory=list)
+    vector: np.ndarray | None = None
     messages: list[ChatMessage] = field(default_factory=list)
     generation_kwargs: dict[str, Any] = field(default_factory=dict)
     result: dict[str, Any] | None = None
@@ -310,16 +312,23 @@ class ConstrainedQueryRewriter(UsesDictionary):
 
     # ---- dictionary-only -----------------------------------------------------------------------------------
     def dictionary_rewrite(
-        self, question: str, retrieved: list[str] | None = None
+        self, question: str, retrieved: list[str] | None = None, question_vector: np.ndarray | None = None
     ) -> tuple[Rewrite, list[dict[str, Any]]]:
         """
         The deterministic rewrite and the hints it came from.
 
         :param question: The user's question.
         :param retrieved: Symbols defined by a first retrieval pass's best chunks ("retrieved" evidence).
+        :param question_vector: The question's embedding: with the index's symbol cards, "semantic" evidence.
         """
-        hints = self.handle.hints.lookup(question, limit=self.max_hints, retrieved=retrieved)
+        hints = self._lookup(question, retrieved, question_vector)
         return self._dictionary_rewrite(question, hints), [h.to_dict() for h in hints]
+
+    def _lookup(self, question: str, retrieved: list[str] | None, vector: np.ndarray | None) -> list[Hint]:
+        cards = self.handle.cards() if vector is not None else None
+        return self.handle.hints.lookup(
+            question, limit=self.max_hints, retrieved=retrieved, question_vector=vector, cards=cards
+        )
 
     def _dictionary_rewrite(self, question: str, hints: list[Hint]) -> Rewrite:
         return dictionary_rewrite(
@@ -330,8 +339,10 @@ class ConstrainedQueryRewriter(UsesDictionary):
             min_relative_score=self.min_relative_score,
         )
 
-    def _run_dictionary(self, question: str, started: float, retrieved: list[str]) -> dict[str, Any]:
-        rewrite, hints = self.dictionary_rewrite(question, retrieved)
+    def _run_dictionary(
+        self, question: str, started: float, retrieved: list[str], vector: np.ndarray | None
+    ) -> dict[str, Any]:
+        rewrite, hints = self.dictionary_rewrite(question, retrieved, vector)
         meta = {
             "mode": "dictionary",
             "dictionary_version": self.handle.dictionary.version,
@@ -345,7 +356,11 @@ class ConstrainedQueryRewriter(UsesDictionary):
     # ---- running ---------------------------------------------------------------------------------------------
     @component.output_types(**REWRITE_OUTPUTS)
     def run(
-        self, question: str, mode: str | None = None, retrieved_documents: list[Document] | None = None
+        self,
+        question: str,
+        mode: str | None = None,
+        retrieved_documents: list[Document] | None = None,
+        question_vector: np.ndarray | None = None,
     ) -> dict[str, Any]:
         """
         Rewrite a question.
@@ -355,19 +370,27 @@ class ConstrainedQueryRewriter(UsesDictionary):
         :param retrieved_documents: A first retrieval pass's chunks for the raw question, best first (the shipped
             pipelines connect BM25's): the symbols they define become hints with "retrieved" evidence, so the
             rewrite chooses from the dictionary *and* the retrieved hint list.
+        :param question_vector: The raw question's embedding (`CodeTextEmbedder.vector`, same model as the index's
+            symbol cards): the nearest cards become hints with "semantic" evidence. None = no semantic hints.
         :returns: `rewritten`, `symbols`, `packages`, `intent`, the `hints` considered, and `meta` (mode,
             dictionary version, latency in ms; in LLM mode also `fallback` (None or the reason), `cache_hit`,
             `cache` counters, `llm_latency_ms`, `raw_answer`, `problems`, `generator`), and `symbol_evidence` (each
             hint symbol's confidence and evidence, shared read-only with `RankFusion`).
         """
-        return _with_evidence(self._run(question, mode, retrieved_documents))
+        return _with_evidence(self._run(question, mode, retrieved_documents, question_vector))
 
-    def _run(self, question: str, mode: str | None, retrieved_documents: list[Document] | None) -> dict[str, Any]:
+    def _run(
+        self,
+        question: str,
+        mode: str | None,
+        retrieved_documents: list[Document] | None,
+        vector: np.ndarray | None = None,
+    ) -> dict[str, Any]:
         started = time.perf_counter()
         retrieved = retrieved_symbols(retrieved_documents)
         if self._resolve_mode(question, mode) == "dictionary":
-            return self._run_dictionary(question, started, retrieved)
-        plan = self._plan(question, started, retrieved)
+            return self._run_dictionary(question, started, retrieved, vector)
+        plan = self._plan(question, started, retrieved, vector)
         if plan.result is not None:
             return plan.result
         llm_started = time.perf_counter()
@@ -379,7 +402,11 @@ class ConstrainedQueryRewriter(UsesDictionary):
 
     @component.output_types(**REWRITE_OUTPUTS)
     async def run_async(
-        self, question: str, mode: str | None = None, retrieved_documents: list[Document] | None = None
+        self,
+        question: str,
+        mode: str | None = None,
+        retrieved_documents: list[Document] | None = None,
+        question_vector: np.ndarray | None = None,
     ) -> dict[str, Any]:
         """
         Rewrite a question without blocking the event loop; uses the generator's `run_async` where it has one.
@@ -387,18 +414,23 @@ class ConstrainedQueryRewriter(UsesDictionary):
         :param question: The user's question.
         :param mode: "dictionary" or "llm" for this call; None = "llm" when a generator is configured.
         :param retrieved_documents: A first retrieval pass's chunks for the raw question (see `run`).
+        :param question_vector: The raw question's embedding (see `run`).
         :returns: The same as `run`.
         """
-        return _with_evidence(await self._run_async(question, mode, retrieved_documents))
+        return _with_evidence(await self._run_async(question, mode, retrieved_documents, question_vector))
 
     async def _run_async(
-        self, question: str, mode: str | None, retrieved_documents: list[Document] | None
+        self,
+        question: str,
+        mode: str | None,
+        retrieved_documents: list[Document] | None,
+        vector: np.ndarray | None = None,
     ) -> dict[str, Any]:
         started = time.perf_counter()
         retrieved = retrieved_symbols(retrieved_documents)
         if self._resolve_mode(question, mode) == "dictionary":
-            return self._run_dictionary(question, started, retrieved)
-        plan = self._plan(question, started, retrieved)
+            return self._run_dictionary(question, started, retrieved, vector)
+        plan = self._plan(question, started, retrieved, vector)
         if plan.result is not None:
             return plan.result
         llm_started = time.perf_counter()
@@ -424,18 +456,20 @@ class ConstrainedQueryRewriter(UsesDictionary):
             raise ValueError(f"mode must be one of {', '.join(MODES)} or None, got {mode!r}")
         return mode or ("llm" if self.chat_generator is not None else "dictionary")
 
-    def _plan(self, question: str, started: float, retrieved: list[str]) -> _Plan:
+    def _plan(self, question: str, started: float, retrieved: list[str], vector: np.ndarray | None = None) -> _Plan:
         """Cache look-up, hints, prompt and generation kwargs; `result` is set when no LLM call is needed."""
-        dictionary, hint_index = self.handle.dictionary, self.handle.hints
+        dictionary = self.handle.dictionary
         cache = self._current_cache(dictionary.version) if self.chat_generator is not None else None
         key = cache_key(question, dictionary.version, self.config_fingerprint()) if cache is not None else None
-        plan = _Plan(question=question, started=started, version=dictionary.version, key=key, retrieved=retrieved)
+        plan = _Plan(
+            question=question, started=started, version=dictionary.version, key=key, retrieved=retrieved, vector=vector
+        )
         if cache is not None and key is not None:
             cached = cache.get(key)
             if cached is not None:
                 plan.result = self._from_cache(plan, cached)
                 return plan
-        plan.hints = hint_index.lookup(question, limit=self.max_hints, retrieved=retrieved)
+        plan.hints = self._lookup(question, retrieved, vector)
         plan.hint_dicts = [h.to_dict() for h in plan.hints]
         if self.chat_generator is None:
             plan.result = self._fallback(plan, "no_generator")
@@ -574,7 +608,7 @@ class ConstrainedQueryRewriter(UsesDictionary):
         if llm_started is not None and llm_ms is None:
             llm_ms = round((time.perf_counter() - llm_started) * 1000, 3)
         if not plan.hints and not plan.hint_dicts:
-            plan.hints = self.handle.hints.lookup(plan.question, limit=self.max_hints, retrieved=plan.retrieved)
+            plan.hints = self._lookup(plan.question, plan.retrieved, plan.vector)
             plan.hint_dicts = [h.to_dict() for h in plan.hints]
         rewrite = self._dictionary_rewrite(plan.question, plan.hints)
         logger.info("LLM rewrite fell back to the dictionary rewrite: %s", reason)

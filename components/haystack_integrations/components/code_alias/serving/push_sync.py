@@ -275,7 +275,11 @@ class WarmIndexer:
             symbols=builder["stats"].get("symbols"),
             dictionary_version=builder["stats"].get("version"),
         )
+        cards = None
+        if index_mode.recorded_semantic_hints(self.index_dir):  # only the cards whose text changed are embedded
+            cards = self.search.refresh_cards()
         return {
+            "cards": cards,
             "repo": name,
             "root": str(folder.resolve()),
             "index_dir": str(self.index_dir),

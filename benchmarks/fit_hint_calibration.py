@@ -1,0 +1,161 @@
+"""Fit how much semantic hint evidence counts, from benchmark runs that recorded their hints.
+
+A `code-alias bench run --semantic-hints` (or a hybrid run) writes every rewrite's candidate hints into
+`results.jsonl` (name, evidence, card similarity, definitions). This script labels each hint "gold" when its name is
+a gold symbol of the question, and fits two logistic regressions (`core.calibration`):
+
+- ``semantic``: P(gold) of a hint among the nearest cards, from its similarity, its rank and its gap to the nearest;
+- ``combined``: P(gold) of any hint from all its evidence (lexical values, semantic features, card similarity),
+  which replaces the noisy-OR combination where the index has cards;
+- ``scale``: P(gold) of a lexical hint from its hand-set confidence, to put semantic P(gold) on that scale;
+- ``words``: P(gold) of a hint backed only by shared words (words, doc, abbreviation, all words), from its card
+  similarity.
+
+It prints both with their AUC, and, for comparison, a logistic over every evidence kind against the hand-set
+noisy-OR confidence (`core.hints`); with `--write` it stores the two models in `config/hint_calibration.json`.
+
+    python benchmarks/fit_hint_calibration.py /work/bench-runs/sem1-sweqa [more runs] --write
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from haystack_integrations.components.code_alias.core.calibration import (
+    CALIBRATION_FILE,
+    HintCalibration,
+    combined_features,
+    fit_logistic,
+    semantic_features,
+)
+
+WORD_ONLY = {"words", "doc", "abbreviation", "all-words", "described"}  # as core.hints._WORD_ONLY
+KINDS = ("exact", "fuzzy", "nickname", "alias", "retrieved", "all-words", "words", "doc", "semantic")
+
+
+def _gold_names(row: dict[str, Any]) -> set[str]:
+    return {str(name).rsplit(".", 1)[-1] for _, name in row.get("gold_functions", [])}
+
+
+def examples(rows: list[dict[str, Any]]) -> dict[str, tuple[list[dict[str, float]], list[int]]]:
+    """(features, labels) per model, from the dictionary-rewrite rows that recorded hints."""
+    semantic: tuple[list[dict[str, float]], list[int]] = ([], [])
+    words: tuple[list[dict[str, float]], list[int]] = ([], [])
+    every: tuple[list[dict[str, float]], list[int]] = ([], [])
+    scale: tuple[list[dict[str, float]], list[int]] = ([], [])
+    combined: tuple[list[dict[str, float]], list[int]] = ([], [])
+    for row in rows:
+        gold = _gold_names(row)
+        hints = [h for h in row.get("hints") or [] if h.get("kind", "symbol") == "symbol"]
+        if not gold or not hints:
+            continue
+        near = sorted(
+            (h for h in hints if "semantic" in (h.get("evidence") or {}) and h.get("similarity") is not None),
+            key=lambda h: -float(h["similarity"]),
+        )
+        best = float(near[0]["similarity"]) if near else 0.0
+        ranks = {hint["name"]: rank for rank, hint in enumerate(near)}
+        for rank, hint in enumerate(near):
+            semantic[0].append(semantic_features(float(hint["similarity"]), rank, best))
+            semantic[1].append(int(hint["name"] in gold))
+        for hint in hints:
+            evidence = hint.get("evidence") or {}
+            label = int(hint["name"] in gold)
+            if set(evidence) <= WORD_ONLY and hint.get("similarity") is not None:
+                words[0].append({"similarity": float(hint["similarity"])})
+                words[1].append(label)
+            features = {kind: float(evidence.get(kind, 0.0)) for kind in KINDS}
+            features["noisy_or"] = float(hint.get("confidence") or 0.0)
+            every[0].append(features)
+            every[1].append(label)
+            if "semantic" not in evidence:
+                scale[0].append({"confidence": features["noisy_or"]})
+                scale[1].append(label)
+            similarity = hint.get("similarity")
+            semantic_info = None
+            if hint["name"] in ranks and similarity is not None:
+                semantic_info = (float(similarity), ranks[hint["name"]], best)
+            lexical = {k: float(v) for k, v in evidence.items() if k != "semantic"}
+            combined[0].append(
+                combined_features(lexical, semantic_info, None if similarity is None else float(similarity))
+            )
+            combined[1].append(label)
+    return {"semantic": semantic, "words": words, "every": every, "scale": scale, "combined": combined}
+
+
+def auc(scores: list[float], labels: list[int]) -> float:
+    """Area under the ROC curve (rank statistic), NaN with one class."""
+    positives = [s for s, y in zip(scores, labels, strict=True) if y]
+    negatives = [s for s, y in zip(scores, labels, strict=True) if not y]
+    if not positives or not negatives:
+        return math.nan
+    order = sorted(zip(scores, labels, strict=True))
+    rank_sum, rank = 0.0, 0
+    i = 0
+    while i < len(order):
+        j = i
+        while j < len(order) and order[j][0] == order[i][0]:
+            j += 1
+        average = (i + j + 1) / 2  # 1-based average rank of the tie group
+        rank_sum += average * sum(1 for k in range(i, j) if order[k][1])
+        rank += j - i
+        i = j
+    return (rank_sum - len(positives) * (len(positives) + 1) / 2) / (len(positives) * len(negatives))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("runs", nargs="+", type=Path, help="benchmark run folders (results.jsonl inside)")
+    parser.add_argument("--write", action="store_true", help=f"store the fitted models in {CALIBRATION_FILE}")
+    parser.add_argument("--l2", type=float, default=1.0)
+    args = parser.parse_args()
+    rows = []
+    for run in args.runs:
+        with (run / "results.jsonl").open(encoding="utf-8") as handle:
+            rows += [r for line in handle if (r := json.loads(line)).get("rewrite") == "dictionary"]
+    data = examples(rows)
+    fitted = {}
+    for name in ("semantic", "words", "scale", "combined"):
+        features, labels = data[name]
+        model = fit_logistic(features, labels, l2=args.l2)
+        scores = [model(**f) for f in features]
+        fitted[name] = model
+        print(f"{name}: n {len(labels)}, gold {sum(labels)}, AUC {auc(scores, labels):.3f}, model {model.to_dict()}")
+    features, labels = data["every"]
+    noisy = [f["noisy_or"] for f in features]
+    plain = [{k: v for k, v in f.items() if k != "noisy_or"} for f in features]
+    model = fit_logistic(plain, labels, l2=args.l2)
+    print(
+        f"every kind: n {len(labels)}, gold {sum(labels)}; AUC hand-set noisy-OR {auc(noisy, labels):.3f}, "
+        f"fitted logistic {auc([model(**f) for f in plain], labels):.3f}; model {model.to_dict()}"
+    )
+    if args.write:
+        # A word hint keeps its full confidence where the words model reaches the base rate of word hints.
+        features, labels = data["words"]
+        base = min(max(sum(labels) / len(labels), 1e-6), 1 - 1e-6)
+        slope = fitted["words"].coefficients.get("similarity", 0.0)
+        logit = math.log(base / (1 - base))
+        words_reference = (logit - fitted["words"].intercept) / slope if slope > 0 else 0.0
+        print(f"words reference similarity {words_reference:.3f} (base rate {base:.4f})")
+        calibration = HintCalibration(
+            semantic=fitted["semantic"],
+            words=fitted["words"],
+            words_reference=words_reference,
+            scale=fitted["scale"],
+            combined=fitted["combined"],
+            source=(
+                f"benchmarks/fit_hint_calibration.py {' '.join(str(r) for r in args.runs)} --l2 {args.l2} --write "
+                f"({len(rows)} dictionary rows, {datetime.date.today().isoformat()})"
+            ),
+        )
+        CALIBRATION_FILE.write_text(json.dumps(calibration.to_dict(), indent=2) + "\n", encoding="utf-8")
+        print(f"wrote {CALIBRATION_FILE}")
+
+
+if __name__ == "__main__":
+    main()
