@@ -9,6 +9,11 @@ A chunk longer than ``max_lines`` is cut into consecutive parts of at most ``max
 long function or module (axios's 525-line ``httpAdapter``, a ``describe`` block of 1,000 lines) stays
 searchable. The first part keeps the definition's whole line span (it is where the symbol is shown); each later
 part carries the lines it holds and ``part`` >= 1.
+
+A JavaScript / TypeScript doc comment (a `/** ... */` or `//` block right above a definition, which the extractor
+reads as its docstring but leaves out of its span) belongs to the definition's chunk: the chunk starts at the
+comment, and the enclosing class or module chunk keeps only the definition's signature line. Otherwise a
+documented `export function` would leave its words in the file's module chunk, where the symbol is not.
 """
 
 from __future__ import annotations
@@ -23,8 +28,12 @@ CHUNK_KINDS = frozenset({"function", "method", "class", "interface", "struct", "
 # normalisation punishes huge chunks anyway.
 MAX_CHUNK_LINES = 400
 # Bump when `chunk_file` cuts the same file and symbols differently: an index sync then re-splits every file whose
-# stored chunks carry another version (2: a definition longer than max_lines is cut into parts, not truncated).
-CHUNKER_VERSION = 2
+# stored chunks carry another version (2: a definition longer than max_lines is cut into parts, not truncated;
+# 3: a JavaScript / TypeScript doc comment moves from the enclosing chunk into the definition's).
+CHUNKER_VERSION = 3
+# Languages whose doc comment sits above a definition, outside the span tree-sitter gives it. Python's docstring is
+# inside the body already (its `#` comment blocks above a `def` stay in the enclosing chunk).
+DOC_COMMENT_LANGUAGES = frozenset({"javascript", "typescript", "tsx", "vue"})
 
 
 @dataclass(frozen=True)
@@ -60,12 +69,19 @@ def chunk_file(text: str, symbols: list[SymbolDef], *, max_lines: int = MAX_CHUN
     )
     chunks: list[Chunk] = []
     children = _children_of_all(definitions)
-    numbers, remainder = _kept_lines(lines, 1, len(lines), children[-1])
+    docs = _doc_comments(lines, definitions)
+    numbers, remainder = _without_docs(lines, *_kept_lines(lines, 1, len(lines), children[-1]), children[-1], docs)
     if any(line.strip() for line in remainder):
         chunks.extend(_parts(numbers, remainder, max_lines, "module", None, None, 1, max(1, len(lines))))
     for index, definition in enumerate(definitions):
         end = min(definition.end_line, len(lines))
-        numbers, body = _kept_lines(lines, definition.start_line, end, children[index])
+        numbers, body = _without_docs(
+            lines, *_kept_lines(lines, definition.start_line, end, children[index]), children[index], docs
+        )
+        own_doc = docs.get(id(definition), range(0))
+        if own_doc:
+            numbers = [*own_doc, *numbers]
+            body = [*(lines[n - 1] for n in own_doc), *body]
         chunks.extend(
             _parts(
                 numbers,
@@ -74,11 +90,66 @@ def chunk_file(text: str, symbols: list[SymbolDef], *, max_lines: int = MAX_CHUN
                 definition.kind,
                 definition.name,
                 definition.qualified_name,
-                definition.start_line,
+                own_doc.start if own_doc else definition.start_line,
                 end,
             )
         )
     return chunks
+
+
+def _doc_comments(lines: list[str], definitions: list[SymbolDef]) -> dict[int, range]:
+    """
+    The lines of the doc comment right above each documented JavaScript / TypeScript definition, keyed by `id()`.
+
+    The extractor found the comment (the definition has a docstring), so the lines are read back the way it reads
+    them: `//` lines and `/* ... */` blocks, no blank line between, not an inner `//!` / `/*!` comment, and not a
+    comment that follows code on its line. Lines another definition already claimed (`export const a = () => 1,
+    b = () => 2` documents both) stay with the first.
+    """
+    docs: dict[int, range] = {}
+    claimed: set[int] = set()
+    for definition in definitions:
+        if definition.language not in DOC_COMMENT_LANGUAGES or not definition.docstring:
+            continue
+        first = _comment_top(lines, definition.start_line)
+        doc = range(first, definition.start_line)
+        if doc and not claimed.intersection(doc):
+            docs[id(definition)] = doc
+            claimed.update(doc)
+    return docs
+
+
+def _comment_top(lines: list[str], start: int) -> int:
+    """The first line of the comment block that ends right above line `start` (1-based); `start` when none does."""
+    first, row = start, start - 1
+    while row >= 1:
+        text = lines[row - 1].strip()
+        if text.startswith("//") and not text.startswith("//!"):
+            first, row = row, row - 1
+            continue
+        if not text.endswith("*/"):
+            break
+        opening = row
+        while opening >= 1 and "/*" not in lines[opening - 1]:
+            opening -= 1
+        opening_text = lines[opening - 1].strip() if opening >= 1 else ""
+        if not opening_text.startswith("/*") or opening_text.startswith("/*!"):
+            break  # code before the comment on its line, or a comment for the enclosing module
+        first, row = opening, opening - 1
+    return first
+
+
+def _without_docs(
+    lines: list[str], numbers: list[int], body: list[str], children: list[SymbolDef], docs: dict[int, range]
+) -> tuple[list[int], list[str]]:
+    """Kept lines less the doc comments of `children`, which go to the children's own chunks."""
+    if not docs:
+        return numbers, body
+    moved = {n for child in children for n in docs.get(id(child), ())}
+    if not moved:
+        return numbers, body
+    kept = [n for n in numbers if n not in moved]
+    return kept, [lines[n - 1] for n in kept]
 
 
 def _parts(

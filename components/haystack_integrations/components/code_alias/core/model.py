@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 SCHEMA_VERSION = 1
 # Bump when extraction or alias derivation changes what a file yields, so cached versions differ.
-EXTRACTOR_VERSION = 2
+EXTRACTOR_VERSION = 3  # 3: `import { a } from "./x"; export { a as b }` is a re-export record
 
 SymbolKind = Literal[
     "function", "method", "class", "interface", "struct", "enum", "trait", "type", "constant", "variable", "module"
