@@ -318,8 +318,8 @@ def test_a_doc_comment_goes_to_its_definitions_chunk(declaration: str, name: str
     assert definition.kind == kind and definition.docstring.startswith(_DOC)
     chunks = chunk_file(text, symbols)
     own = next(c for c in chunks if c.symbol == name)
-    comment_line = 5
-    assert own.start_line == comment_line and own.content.startswith(comment)
+    # The text starts at the comment; the lines stay the definition's own (where the symbol is shown).
+    assert own.start_line == definition.start_line and own.content.startswith(comment)
     assert own.content.endswith(declaration)
     module = next(c for c in chunks if c.kind == "module")
     assert _DOC not in module.content and "@param" not in module.content and "line comments" not in module.content
@@ -349,7 +349,7 @@ def test_a_method_doc_comment_leaves_the_class_chunk() -> None:
     assert by_name["capture"].docstring == "Captures an authorised charge."
     chunks = {c.symbol: c for c in chunk_file(text, symbols)}
     assert chunks["refund"].content.splitlines()[0].strip() == "/** Refunds a charge in full. */"
-    assert chunks["refund"].start_line == 5
+    assert chunks["refund"].start_line == by_name["refund"].start_line == 6
     assert chunks["capture"].content.splitlines()[0].strip() == "// Captures an authorised charge."
     payments = chunks["Payments"].content
     assert payments.startswith("/** Charges cards. */\nexport class Payments {")
@@ -383,7 +383,7 @@ def test_one_comment_above_two_declarators_goes_to_the_first() -> None:
     symbols = extract_symbols(text, "javascript", "src/pair.js")
     assert [(s.name, s.docstring) for s in symbols] == [("first", "Two helpers."), ("second", "Two helpers.")]
     chunks = chunk_file(text, symbols)
-    assert [(c.symbol, c.start_line) for c in chunks] == [(None, 1), ("first", 1), ("second", 2)]
+    assert [(c.symbol, c.start_line) for c in chunks] == [(None, 1), ("first", 2), ("second", 2)]
     assert [c.content.startswith("/** Two helpers. */") for c in chunks] == [False, True, False]
 
 

@@ -11,9 +11,10 @@ searchable. The first part keeps the definition's whole line span (it is where t
 part carries the lines it holds and ``part`` >= 1.
 
 A JavaScript / TypeScript doc comment (a `/** ... */` or `//` block right above a definition, which the extractor
-reads as its docstring but leaves out of its span) belongs to the definition's chunk: the chunk starts at the
-comment, and the enclosing class or module chunk keeps only the definition's signature line. Otherwise a
-documented `export function` would leave its words in the file's module chunk, where the symbol is not.
+reads as its docstring but leaves out of its span) belongs to the definition's chunk: the chunk's text starts with
+the comment, and the enclosing class or module chunk keeps only the definition's signature line. Otherwise a
+documented `export function` would leave its words in the file's module chunk, where the symbol is not. The
+chunk's lines stay the definition's own (where the symbol is shown, as the dictionary shows it).
 """
 
 from __future__ import annotations
@@ -90,7 +91,7 @@ def chunk_file(text: str, symbols: list[SymbolDef], *, max_lines: int = MAX_CHUN
                 definition.kind,
                 definition.name,
                 definition.qualified_name,
-                own_doc.start if own_doc else definition.start_line,
+                definition.start_line,
                 end,
             )
         )
