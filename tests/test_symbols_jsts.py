@@ -378,6 +378,22 @@ def test_comments_that_are_no_doc_stay_in_the_module_chunk(before: str) -> None:
     assert module.content.startswith(before.strip().splitlines()[0])
 
 
+def test_only_the_comment_the_extractor_read_moves() -> None:
+    text = (
+        "const pattern = /a*/; /* a note on the pattern */\n"  # the statement's own comment, not the doc
+        "/**\n * Matches `lib/*.js` globs.\n */\n"
+        "export function matchGlob(path) {\n  return pattern.test(path);\n}\n"
+    )
+    symbols = extract_symbols(text, "javascript", "src/glob.js")
+    function = next(s for s in symbols if s.name == "matchGlob")
+    assert function.docstring == "Matches `lib/*.js` globs."
+    chunks = chunk_file(text, symbols)
+    own = next(c for c in chunks if c.symbol == "matchGlob")
+    assert own.content.startswith("/**\n * Matches `lib/*.js` globs.\n */\nexport function matchGlob")
+    module = next(c for c in chunks if c.kind == "module")
+    assert module.content == "const pattern = /a*/; /* a note on the pattern */\nexport function matchGlob(path) {"
+
+
 def test_one_comment_above_two_declarators_goes_to_the_first() -> None:
     text = "/** Two helpers. */\nexport const first = () => 1, second = () => 2;\n"
     symbols = extract_symbols(text, "javascript", "src/pair.js")

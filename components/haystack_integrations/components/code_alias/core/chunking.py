@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .model import SymbolDef
+from .symbols import doc_comment_text
 
 # Kinds that become chunks of their own; constants and variables stay in their parent's chunk.
 CHUNK_KINDS = frozenset({"function", "method", "class", "interface", "struct", "enum", "trait", "type"})
@@ -102,42 +103,59 @@ def _doc_comments(lines: list[str], definitions: list[SymbolDef]) -> dict[int, r
     """
     The lines of the doc comment right above each documented JavaScript / TypeScript definition, keyed by `id()`.
 
-    The extractor found the comment (the definition has a docstring), so the lines are read back the way it reads
-    them: `//` lines and `/* ... */` blocks, no blank line between, not an inner `//!` / `/*!` comment, and not a
-    comment that follows code on its line. Lines another definition already claimed (`export const a = () => 1,
-    b = () => 2` documents both) stay with the first.
+    The extractor found the comment and made the docstring of it; the lines taken are the `//` lines and
+    `/* ... */` blocks right above the definition whose text, cleaned the way the extractor cleans it, is that
+    docstring (so a comment after code, an inner `//!` comment or one past a blank line, which the extractor
+    skips, stays where it is). Lines another definition already took (`export const a = () => 1, b = () => 2`
+    documents both) stay with the first.
     """
     docs: dict[int, range] = {}
     claimed: set[int] = set()
     for definition in definitions:
         if definition.language not in DOC_COMMENT_LANGUAGES or not definition.docstring:
             continue
-        first = _comment_top(lines, definition.start_line)
-        doc = range(first, definition.start_line)
+        doc = next(
+            (
+                range(top, definition.start_line)
+                for top in reversed(_comment_tops(lines, definition.start_line))
+                if doc_comment_text("\n".join(lines[top - 1 : definition.start_line - 1])) == definition.docstring
+            ),
+            range(0),
+        )
         if doc and not claimed.intersection(doc):
             docs[id(definition)] = doc
             claimed.update(doc)
     return docs
 
 
-def _comment_top(lines: list[str], start: int) -> int:
-    """The first line of the comment block that ends right above line `start` (1-based); `start` when none does."""
-    first, row = start, start - 1
+def _comment_tops(lines: list[str], start: int) -> list[int]:
+    """
+    The first lines of the comments stacked right above line `start` (1-based), nearest first: each `//` line, and
+    each `/* ... */` block's opening line. Stops at a blank line or code.
+    """
+    tops: list[int] = []
+    row = start - 1
     while row >= 1:
         text = lines[row - 1].strip()
-        if text.startswith("//") and not text.startswith("//!"):
-            first, row = row, row - 1
+        if text.startswith("//"):
+            tops.append(row)
+            row -= 1
             continue
         if not text.endswith("*/"):
             break
         opening = row
-        while opening >= 1 and "/*" not in lines[opening - 1]:
+        while opening >= 1:
+            inner = lines[opening - 1].strip()
+            if inner.startswith("/*"):
+                break
+            if "/*" in inner and not inner.startswith("*"):
+                return tops  # the block opens after code on its line (`x = 1; /* note`): not a doc comment
             opening -= 1
-        opening_text = lines[opening - 1].strip() if opening >= 1 else ""
-        if not opening_text.startswith("/*") or opening_text.startswith("/*!"):
-            break  # code before the comment on its line, or a comment for the enclosing module
-        first, row = opening, opening - 1
-    return first
+        if opening < 1:
+            break
+        tops.append(opening)
+        row = opening - 1
+    return tops
 
 
 def _without_docs(

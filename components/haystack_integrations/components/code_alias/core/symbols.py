@@ -76,6 +76,7 @@ __all__ = [
     "LANGUAGE_BY_EXTENSION",
     "SUPPORTED_LANGUAGES",
     "body_hash",
+    "doc_comment_text",
     "extract_symbols",
     "language_for_path",
     "module_name_for",
@@ -561,6 +562,15 @@ def _clean_comment(raw: bytes) -> str:
         line = _COMMENT_SUFFIX_RE.sub("", _COMMENT_PREFIX_RE.sub("", line, count=1), count=1)
         lines.append(line)
     return _clip(" ".join(lines))
+
+
+def doc_comment_text(comment: str) -> str:
+    """
+    The docstring the extractor makes of a leading comment block (markers stripped, whitespace collapsed, clipped).
+
+    :param comment: The comment's source lines.
+    """
+    return _clean_comment(comment.encode("utf-8", "surrogatepass"))
 
 
 def _python_string(raw: str) -> str:
