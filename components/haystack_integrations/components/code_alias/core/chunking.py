@@ -19,6 +19,7 @@ chunk's lines stay the definition's own (where the symbol is shown, as the dicti
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from .model import SymbolDef
@@ -36,6 +37,10 @@ CHUNKER_VERSION = 3
 # Languages whose doc comment sits above a definition, outside the span tree-sitter gives it. Python's docstring is
 # inside the body already (its `#` comment blocks above a `def` stay in the enclosing chunk).
 DOC_COMMENT_LANGUAGES = frozenset({"javascript", "typescript", "tsx", "vue"})
+# A declaration file's comments document an API implemented elsewhere: in the declarations' chunks their prose
+# outranked the implementation a question is about (JS/TS set, BM25: file Acc@1 -3.0 on all four rows, immutable's
+# `Collection.slice` of `immutable.d.ts` over `sliceFactory`), so they stay in the module chunk.
+_DECLARATION_FILE = re.compile(r"\.d\.[cm]?ts$")
 
 
 @dataclass(frozen=True)
@@ -112,7 +117,11 @@ def _doc_comments(lines: list[str], definitions: list[SymbolDef]) -> dict[int, r
     docs: dict[int, range] = {}
     claimed: set[int] = set()
     for definition in definitions:
-        if definition.language not in DOC_COMMENT_LANGUAGES or not definition.docstring:
+        if (
+            definition.language not in DOC_COMMENT_LANGUAGES
+            or not definition.docstring
+            or _DECLARATION_FILE.search(definition.file_path)
+        ):
             continue
         doc = next(
             (
