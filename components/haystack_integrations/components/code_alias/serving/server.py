@@ -39,6 +39,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from haystack_integrations.components.code_alias.serving.page import is_page_asset
 from haystack_integrations.components.code_alias.serving.server_discovery import (
     LOOPBACK_NAMES,
     TOKEN_ENV,
@@ -194,7 +195,13 @@ class GuardMiddleware:
             await _send_json(send, 403, "cross-origin requests are not allowed (see CODE_ALIAS_CORS_ORIGINS)")
             return
         webhook = scope.get("path") == SYNC_PATH  # signed with the webhook secret instead (checked by the route)
-        if self.token is not None and not webhook and not self._authorized(headers.get("authorization", "")):
+        # The search page's static files hold no data and a browser cannot send a token on navigation (`page.py`).
+        public = is_page_asset(scope.get("method", ""), scope.get("path", ""))
+        if (
+            self.token is not None
+            and not (webhook or public)
+            and not self._authorized(headers.get("authorization", ""))
+        ):
             await _send_json(
                 send, 401, "missing or wrong bearer token", [(b"www-authenticate", b'Bearer realm="code-alias"')]
             )
@@ -354,12 +361,18 @@ def _sync_route(wrapper: Any) -> dict[str, Any]:
     }
 
 
-def build_app(settings: ServerSettings | None = None, service_settings: ServiceSettings | None = None) -> Any:
+def build_app(
+    settings: ServerSettings | None = None,
+    service_settings: ServiceSettings | None = None,
+    *,
+    chat_generator: Any | None = None,
+) -> Any:
     """
     The FastAPI app of `code-alias serve`, with the service loaded (index, dictionary, model: once).
 
     :param settings: How to listen and whom to answer (default: from the environment).
     :param service_settings: The index and models (default: `ServiceSettings.from_env()`).
+    :param chat_generator: A Haystack ChatGenerator for the chat answers (default: the service's own, if any).
     :returns: A FastAPI application wrapped in the host check, CORS (only when configured) and the guard.
     """
     from fastapi import FastAPI, Request
@@ -400,6 +413,7 @@ def build_app(settings: ServerSettings | None = None, service_settings: ServiceS
     )
     for name, wrapper in wrappers.items():
         app.add_api_route(**(_sync_route(wrapper) if name == "code_alias_sync" else _run_route(name, wrapper)))
+    _add_browser_and_chat_routes(app, wrappers["code_alias_ask"], chat_generator)
 
     @app.get("/status", tags=["code-alias"])
     async def status() -> dict[str, Any]:
@@ -429,6 +443,17 @@ def build_app(settings: ServerSettings | None = None, service_settings: ServiceS
             allow_headers=["authorization", "content-type", "mcp-protocol-version", "mcp-session-id"],
         )
     return _Served(TrustedHostMiddleware(guarded, allowed_hosts=chosen.host_patterns()), app)
+
+
+def _add_browser_and_chat_routes(app: Any, ask: Any, chat_generator: Any | None) -> None:
+    """The search page (`page.py`) and the OpenAI-compatible chat routes (`openai_routes.py`) of the ask deployment."""
+    from haystack_integrations.components.code_alias.serving.openai_routes import add_openai_routes
+    from haystack_integrations.components.code_alias.serving.page import add_page_routes
+
+    if chat_generator is not None:
+        ask.use_chat_generator(chat_generator)
+    add_openai_routes(app, ask)
+    add_page_routes(app, ask.service)
 
 
 def _version() -> str:
