@@ -29,6 +29,7 @@ from haystack_integrations.components.code_alias.core.symbols import (
 )
 from haystack_integrations.components.code_alias.indexing.splitter import CodeSplitter
 from haystack_integrations.components.code_alias.paths import DICTIONARY_FILE
+from haystack_integrations.components.code_alias.serving.chat import symbol_code, to_chunk
 
 REPO = Path(__file__).parent / "fixtures" / "jsts_repo"
 
@@ -318,8 +319,11 @@ def test_a_doc_comment_goes_to_its_definitions_chunk(declaration: str, name: str
     assert definition.kind == kind and definition.docstring.startswith(_DOC)
     chunks = chunk_file(text, symbols)
     own = next(c for c in chunks if c.symbol == name)
-    # The text starts at the comment; the lines stay the definition's own (where the symbol is shown).
+    # The chunk keeps the definition's line; its text reads from the comment on, `comment_lines` above that line.
+    comment_line = 5
     assert own.start_line == definition.start_line and own.content.startswith(comment)
+    assert own.start_line - own.comment_lines == comment_line
+    assert own.content.splitlines() == text.splitlines()[comment_line - 1 : own.end_line]
     assert own.content.endswith(declaration)
     module = next(c for c in chunks if c.kind == "module")
     assert _DOC not in module.content and "@param" not in module.content and "line comments" not in module.content
@@ -349,7 +353,7 @@ def test_a_method_doc_comment_leaves_the_class_chunk() -> None:
     assert by_name["capture"].docstring == "Captures an authorised charge."
     chunks = {c.symbol: c for c in chunk_file(text, symbols)}
     assert chunks["refund"].content.splitlines()[0].strip() == "/** Refunds a charge in full. */"
-    assert chunks["refund"].start_line == by_name["refund"].start_line == 6
+    assert (chunks["refund"].start_line, chunks["refund"].comment_lines) == (by_name["refund"].start_line, 1)
     assert chunks["capture"].content.splitlines()[0].strip() == "// Captures an authorised charge."
     payments = chunks["Payments"].content
     assert payments.startswith("/** Charges cards. */\nexport class Payments {")
@@ -374,6 +378,7 @@ def test_comments_that_are_no_doc_stay_in_the_module_chunk(before: str) -> None:
     own = next(c for c in chunks if c.symbol == "chargeWithRetry")
     assert own.content.startswith("export function chargeWithRetry(call) {")
     assert own.start_line == next(s for s in symbols if s.name == "chargeWithRetry").start_line
+    assert own.comment_lines == 0
     module = next(c for c in chunks if c.kind == "module")
     assert module.content.startswith(before.strip().splitlines()[0])
 
@@ -410,7 +415,11 @@ def test_one_comment_above_two_declarators_goes_to_the_first() -> None:
     symbols = extract_symbols(text, "javascript", "src/pair.js")
     assert [(s.name, s.docstring) for s in symbols] == [("first", "Two helpers."), ("second", "Two helpers.")]
     chunks = chunk_file(text, symbols)
-    assert [(c.symbol, c.start_line) for c in chunks] == [(None, 1), ("first", 2), ("second", 2)]
+    assert [(c.symbol, c.start_line, c.comment_lines) for c in chunks] == [
+        (None, 1, 0),
+        ("first", 2, 1),
+        ("second", 2, 0),
+    ]
     assert [c.content.startswith("/** Two helpers. */") for c in chunks] == [False, True, False]
 
 
@@ -438,6 +447,15 @@ def test_doc_words_of_a_documented_export_reach_the_dictionary_and_its_chunk(tmp
     own = next(c for c in chunks if c.meta["symbol"] == "withStripeBackoff")
     assert "exponential backoff" in (own.content or "")
     assert all("exponential" not in (c.content or "") for c in chunks if c.meta["kind"] == "module")
+    # The meta says where the text starts, so the chat and the page show and cite the right lines.
+    assert (own.meta["start_line"], own.meta["comment_lines"]) == (6, 3)
+    assert all("comment_lines" not in c.meta for c in chunks if c is not own)
+    cited = to_chunk(own)
+    assert cited is not None and (cited.start_line, cited.end_line, cited.lines[0]) == (3, 6, "/**")
+    shown = symbol_code(chunks, "src/stripe.ts", 6, 1)
+    assert shown is not None and shown.lines == (
+        "export const withStripeBackoff = (call, attempts) => call(attempts);",
+    )
 
 
 # ---- a renamed export of an imported name is an alias (issue 28) ---------------------------------------------

@@ -14,7 +14,8 @@ A JavaScript / TypeScript doc comment (a `/** ... */` or `//` block right above 
 reads as its docstring but leaves out of its span) belongs to the definition's chunk: the chunk's text starts with
 the comment, and the enclosing class or module chunk keeps only the definition's signature line. Otherwise a
 documented `export function` would leave its words in the file's module chunk, where the symbol is not. The
-chunk's lines stay the definition's own (where the symbol is shown, as the dictionary shows it).
+chunk's `start_line` stays the definition's own (where the symbol is shown: "path:line of the definition", as the
+dictionary has it); `comment_lines` says how many lines of comment its text starts with, above that line.
 """
 
 from __future__ import annotations
@@ -55,6 +56,8 @@ class Chunk:
     end_line: int
     #: 0 for a chunk or its first part; 1, 2... for the later parts of a chunk longer than `max_lines`.
     part: int = 0
+    #: Lines of doc comment the text starts with, above `start_line`: the text reads from `start_line - comment_lines`.
+    comment_lines: int = 0
 
 
 def chunk_file(text: str, symbols: list[SymbolDef], *, max_lines: int = MAX_CHUNK_LINES) -> list[Chunk]:
@@ -99,6 +102,7 @@ def chunk_file(text: str, symbols: list[SymbolDef], *, max_lines: int = MAX_CHUN
                 definition.qualified_name,
                 definition.start_line,
                 end,
+                comment_lines=len(own_doc),
             )
         )
     return chunks
@@ -189,9 +193,12 @@ def _parts(
     qualified_name: str | None,
     start_line: int,
     end_line: int,
+    *,
+    comment_lines: int = 0,
 ) -> list[Chunk]:
     """One chunk, or its parts of `max_lines` lines when longer: the first with the whole span, then the rest."""
-    parts = [Chunk("\n".join(body[:max_lines]), kind, symbol, qualified_name, start_line, end_line)]
+    text = "\n".join(body[:max_lines])
+    parts = [Chunk(text, kind, symbol, qualified_name, start_line, end_line, comment_lines=comment_lines)]
     for part, offset in enumerate(range(max_lines, len(body), max_lines), 1):
         window = body[offset : offset + max_lines]
         if not any(line.strip() for line in window):
