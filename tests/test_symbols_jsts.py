@@ -465,7 +465,7 @@ def test_a_renamed_export_of_an_imported_name_is_a_reexport_record() -> None:
         "import * as helpers from './helpers';\n"
         "import { merge } from 'lodash';\n"
         "export { BaseWidget as Widget, Local as Public, Local, Default as Main, merge as deepMerge };\n"
-        "export { BaseWidget, helpers as tools, Local as default };\n"
+        "export { BaseWidget, helpers as tools, Local as default, Default };\n"
     )
     found = extract_symbols(text, "typescript", "src/index.ts")
     assert [(s.name, s.kind, s.aliases, s.reexport_from, s.exported) for s in found] == [

@@ -1094,7 +1094,9 @@ def _js_export_names(ex: _Extractor, statement: Node) -> None:
                     ex.listed.add(own)
                     if own in ex.imports:  # `import { a } from './x'; export { a as b }`: a re-export of `a`
                         imported, specifier = ex.imports[own]
-                        _js_reexport(ex, item, statement, public or own, imported, specifier)
+                        # `import d from './x'; export { d }` names nothing new, and no record could link to it.
+                        if imported != "default" or (public and public != own):
+                            _js_reexport(ex, item, statement, public or own, imported, specifier)
                     elif public and public != own and public != "default":
                         ex.public_names.setdefault(own, []).append(public)
         elif child.type == "identifier":  # TypeScript `export = Foo`
