@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import logging
 import multiprocessing
 import os
 import stat
+import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -25,6 +27,7 @@ from typing import Any
 
 import yaml
 
+from ..errors import CodeAliasError
 from .identifiers import split_identifier, text_words, unique
 from .manifests import MANIFEST_NAMES, discover_packages
 from .model import (
@@ -52,7 +55,7 @@ MAX_WORKERS = 4
 DEFAULT_NICKNAME_FILES = (".code-alias-nicknames.yml", ".code-alias-nicknames.yaml")
 
 
-class ConfigFileError(ValueError):
+class ConfigFileError(ValueError, CodeAliasError):
     """A nickname or abbreviation file that cannot be used (names the file and why)."""
 
 
@@ -337,8 +340,6 @@ class DictionaryBuilder:
 
         Manifests among the texts are parsed from a temporary copy, since the manifest parsers read files.
         """
-        import hashlib
-        import tempfile
 
         stats = BuildStats()
         files: dict[str, FileRecord] = {}

@@ -48,6 +48,7 @@ from haystack_integrations.components.code_alias.core.walker import (
     read_text_file,
     resolve_inside,
 )
+from haystack_integrations.components.code_alias.errors import CodeAliasError
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -80,7 +81,7 @@ _GO_MAJOR_RE = re.compile(r"v[0-9]+")
 _GOPKG_VERSION_RE = re.compile(r"\.v[0-9]+$")
 
 
-class ManifestError(ValueError):
+class ManifestError(ValueError, CodeAliasError):
     """
     A manifest that cannot be used. The message starts with the manifest's path and says why.
 
@@ -677,7 +678,7 @@ def _cfg_mapping(value: str) -> dict[str, str]:
 
 
 # ---- setup.py (static reading, never executed) ---------------------------------------------------------------
-class _Unresolved(Exception):
+class _Unresolved(CodeAliasError):
     """A setup() argument that is not a literal we can read without running the file."""
 
 

@@ -14,6 +14,7 @@ import re
 import subprocess
 from pathlib import Path
 
+from ..errors import CodeAliasError
 from .identifiers import unique
 from .model import AliasDictionary, PackageEntry, RepositoryRecord, Skipped, SymbolEntry
 
@@ -22,7 +23,7 @@ REPO_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+@/-]{0,199}")
 _REMOTE = re.compile(r"(?:[:/])([^/:]+)/([^/]+?)(?:\.git)?/?$")
 
 
-class RepositoryNameError(ValueError):
+class RepositoryNameError(ValueError, CodeAliasError):
     """A repository name that cannot be used (says which and why)."""
 
 

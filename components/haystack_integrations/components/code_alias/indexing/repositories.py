@@ -15,6 +15,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypedDict
 
+from haystack.document_stores.in_memory import InMemoryDocumentStore
+
 from ..core.model import atomic_write_bytes
 from ..core.repositories import check_repo_name, default_repo_name
 
@@ -113,7 +115,6 @@ def repository_for_root(index_dir: Path, root: Path, given: str | None = None) -
 
 def count_repository_documents(store: Any, name: str) -> int | None:
     """Chunks of repository `name` in `store`; None when the store cannot count them cheaply."""
-    from haystack.document_stores.in_memory import InMemoryDocumentStore
 
     if isinstance(store, InMemoryDocumentStore):
         return sum(1 for document in store.storage.values() if document.meta.get("repo") == name)

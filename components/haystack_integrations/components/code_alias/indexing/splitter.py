@@ -91,12 +91,6 @@ class CodeSplitter:
                 )
         return {"documents": chunks}
 
-    @component.output_types(documents=list[Document])
-    async def run_async(
-        self, documents: list[Document], dictionary: AliasDictionary | None = None
-    ) -> dict[str, list[Document]]:
-        return self.run(documents=documents, dictionary=dictionary)
-
     def to_dict(self) -> dict[str, Any]:
         return default_to_dict(self, max_chunk_lines=self.max_chunk_lines)
 

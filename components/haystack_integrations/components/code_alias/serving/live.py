@@ -45,8 +45,14 @@ from typing_extensions import TypedDict
 from ..core.model import atomic_write_bytes
 from ..core.processes import process_alive
 from ..core.repositories import origin_url
+from ..errors import CodeAliasError
+from ..indexing.dictionary_handle import DictionaryHandle
 from ..indexing.index_files import current_manifest
 from ..indexing.repositories import read_repositories
+from ..paths import DICTIONARY_FILE
+from ..retrieval.search import CodeSearch
+from .push_sync import WarmIndexer
+from .service import hide_paths
 
 if TYPE_CHECKING:
     from .push_sync import WarmIndexer
@@ -62,7 +68,7 @@ MAX_PATH_CHARS = 1_000
 MAX_ERROR_CHARS = 500
 
 
-class WebhookRefused(Exception):
+class WebhookRefused(CodeAliasError):
     """A webhook request refused before anything ran; `status_code` is the HTTP answer, `detail` says why."""
 
     def __init__(self, status_code: int, detail: str) -> None:
@@ -284,7 +290,6 @@ def _write_status(index_dir: Path, status: Mapping[str, Any]) -> None:
 def _one_line(error: BaseException) -> str:
     while type(error).__name__ == "PipelineRuntimeError" and error.__cause__ is not None:
         error = error.__cause__
-    from .service import hide_paths
 
     text = hide_paths(" ".join(f"{type(error).__name__}: {error}".split()))
     return text if len(text) <= MAX_ERROR_CHARS else text[: MAX_ERROR_CHARS - 3] + "..."
@@ -296,8 +301,6 @@ def indexed_root(index_dir: Path) -> Path:
 
     :raises FileNotFoundError: No index, or its root is not a folder on this machine.
     """
-    from ..indexing.dictionary_handle import DictionaryHandle
-    from ..paths import DICTIONARY_FILE
 
     root = DictionaryHandle.for_path(index_dir / DICTIONARY_FILE).dictionary.root
     if not root or not Path(root).is_dir():
@@ -363,7 +366,6 @@ def run_sync(
         components stay loaded between syncs and the new build is handed to the server's queries at once.
     :returns: The record written to `sync-status.json`; `state` is "ok" or "failed" (then `last_error` says why).
     """
-    from ..retrieval.search import CodeSearch
 
     folder = Path(index_dir).expanduser().resolve()
     previous = read_status(folder)
@@ -442,8 +444,6 @@ class Syncer:
         if self.backend != "embedded":
             return None
         if self._indexer is None:
-            from .push_sync import WarmIndexer
-
             self._indexer = WarmIndexer(self.index_dir, lexical=self.lexical)
         return self._indexer
 

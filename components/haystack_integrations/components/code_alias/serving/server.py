@@ -35,11 +35,17 @@ import sys
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field, replace
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from haystack_integrations.components.code_alias.serving.page import is_page_asset
+from haystack_integrations.components.code_alias.serving.hayhooks_wrappers import DEPLOYMENTS
+from haystack_integrations.components.code_alias.serving.live import WebhookRefused
+from haystack_integrations.components.code_alias.serving.openai_routes import add_openai_routes
+from haystack_integrations.components.code_alias.serving.page import add_page_routes, is_page_asset
 from haystack_integrations.components.code_alias.serving.server_discovery import (
     LOOPBACK_NAMES,
     TOKEN_ENV,
@@ -336,8 +342,6 @@ def _sync_route(wrapper: Any) -> dict[str, Any]:
     from fastapi.concurrency import run_in_threadpool
     from fastapi.responses import JSONResponse
 
-    from haystack_integrations.components.code_alias.serving.live import WebhookRefused
-
     async def endpoint(request: Request) -> JSONResponse:
         body = await request.body()
         headers = {key.lower(): value for key, value in request.headers.items()}
@@ -381,8 +385,6 @@ def build_app(
     from starlette.exceptions import HTTPException as StarletteHTTPException
     from starlette.middleware.cors import CORSMiddleware
     from starlette.middleware.trustedhost import TrustedHostMiddleware
-
-    from haystack_integrations.components.code_alias.serving.hayhooks_wrappers import DEPLOYMENTS
 
     chosen = settings or ServerSettings.from_env()
     get_service(service_settings)  # load once, before the first request, and fail early on bad settings
@@ -447,9 +449,6 @@ def build_app(
 
 def _add_browser_and_chat_routes(app: Any, ask: Any, chat_generator: Any | None) -> None:
     """The search page (`page.py`) and the OpenAI-compatible chat routes (`openai_routes.py`) of the ask deployment."""
-    from haystack_integrations.components.code_alias.serving.openai_routes import add_openai_routes
-    from haystack_integrations.components.code_alias.serving.page import add_page_routes
-
     if chat_generator is not None:
         ask.use_chat_generator(chat_generator)
     add_openai_routes(app, ask)
@@ -457,8 +456,6 @@ def _add_browser_and_chat_routes(app: Any, ask: Any, chat_generator: Any | None)
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         return version("code-alias-haystack")
     except PackageNotFoundError:  # pragma: no cover - a source checkout without an install
@@ -496,7 +493,6 @@ def _mcp_app(wrappers: dict[str, Any]) -> _McpEndpoint:
     from mcp.server.lowlevel import Server
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
     from mcp.types import TextContent, Tool
-    from pydantic import ValidationError
 
     tools: dict[str, tuple[Any, Any, Tool]] = {}
     for name, wrapper in wrappers.items():
@@ -570,7 +566,6 @@ def serve_from_cli(
 ) -> int:
     """The `code-alias serve` command: settings from the environment, the command line's options on top."""
     service = ServiceSettings.from_env()
-    from pathlib import Path
 
     chosen_backend = backend if backend != "embedded" else service.backend
     service = replace(service, index_dir=Path(index_dir).expanduser().resolve(), backend=chosen_backend)  # type: ignore[arg-type]

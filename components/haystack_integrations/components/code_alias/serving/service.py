@@ -47,6 +47,7 @@ from typing import Any, Literal, cast
 from fastapi import HTTPException
 from haystack import Document
 from haystack.document_stores.errors import DocumentStoreError
+from threadpoolctl import threadpool_limits
 from typing_extensions import NotRequired, TypedDict
 
 from haystack_integrations.components.code_alias.core.model import DictionaryError
@@ -61,7 +62,12 @@ from haystack_integrations.components.code_alias.retrieval.search import (
     CodeSearch,
     IndexMissingError,
 )
-from haystack_integrations.components.code_alias.rewriting.generators import default_rewrite_timeout
+from haystack_integrations.components.code_alias.rewriting.generators import (
+    default_rewrite_timeout,
+    usable_chat_generator_spec,
+)
+
+from ..indexing.vector_fill import vector_status
 
 logger = logging.getLogger(__name__)
 
@@ -244,7 +250,6 @@ class ServiceSettings:
         """The serialised ChatGenerator for `mode="llm"`, or None."""
         if not self.generator_configured:
             return None
-        from haystack_integrations.components.code_alias.rewriting.generators import usable_chat_generator_spec
 
         try:
             return usable_chat_generator_spec(
@@ -448,7 +453,6 @@ class CodeAliasService:
             return
         # The same bound for numpy's BLAS: OpenBLAS threads spin for each other when several requests multiply at
         # once (a 0.05 ms query-times-matrix product took 3-6 ms at 16 concurrent callers on 2 cores).
-        from threadpoolctl import threadpool_limits
 
         threadpool_limits(limits=threads, user_api="blas")
         if "torch" not in sys.modules:  # no model loaded (a lexical index): torch stays out
@@ -657,7 +661,6 @@ class CodeAliasService:
         """How far the chunk vectors of a progressive index are (`vector_fill.vector_status`); None off embedded."""
         if self.settings.backend != "embedded":
             return None
-        from ..indexing.vector_fill import vector_status
 
         try:
             return vector_status(self.settings.index_dir)
