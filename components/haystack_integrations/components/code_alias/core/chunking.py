@@ -9,13 +9,22 @@ A chunk longer than ``max_lines`` is cut into consecutive parts of at most ``max
 long function or module (axios's 525-line ``httpAdapter``, a ``describe`` block of 1,000 lines) stays
 searchable. The first part keeps the definition's whole line span (it is where the symbol is shown); each later
 part carries the lines it holds and ``part`` >= 1.
+
+A JavaScript / TypeScript doc comment (a `/** ... */` or `//` block right above a definition, which the extractor
+reads as its docstring but leaves out of its span) belongs to the definition's chunk: the chunk's text starts with
+the comment, and the enclosing class or module chunk keeps only the definition's signature line. Otherwise a
+documented `export function` would leave its words in the file's module chunk, where the symbol is not. The
+chunk's `start_line` stays the definition's own (where the symbol is shown: "path:line of the definition", as the
+dictionary has it); `comment_lines` says how many lines of comment its text starts with, above that line.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from .model import SymbolDef
+from .symbols import doc_comment_text
 
 # Kinds that become chunks of their own; constants and variables stay in their parent's chunk.
 CHUNK_KINDS = frozenset({"function", "method", "class", "interface", "struct", "enum", "trait", "type"})
@@ -30,8 +39,16 @@ MAX_DEFINITIONS_PER_FILE = 5_000
 #: The end of the skip report's reason for such a file (the splitter reads it to skip a second parse).
 TEXT_ONLY = "indexed as text, without its definitions"
 # Bump when `chunk_file` cuts the same file and symbols differently: an index sync then re-splits every file whose
-# stored chunks carry another version (2: a definition longer than max_lines is cut into parts, not truncated).
-CHUNKER_VERSION = 2
+# stored chunks carry another version (2: a definition longer than max_lines is cut into parts, not truncated;
+# 3: a JavaScript / TypeScript doc comment moves from the enclosing chunk into the definition's).
+CHUNKER_VERSION = 3
+# Languages whose doc comment sits above a definition, outside the span tree-sitter gives it. Python's docstring is
+# inside the body already (its `#` comment blocks above a `def` stay in the enclosing chunk).
+DOC_COMMENT_LANGUAGES = frozenset({"javascript", "typescript", "tsx", "vue"})
+# A declaration file's comments document an API implemented elsewhere: in the declarations' chunks their prose
+# outranked the implementation a question is about (JS/TS set, BM25: file Acc@1 -3.0 on all four rows, immutable's
+# `Collection.slice` of `immutable.d.ts` over `sliceFactory`), so they stay in the module chunk.
+_DECLARATION_FILE = re.compile(r"\.d\.[cm]?ts$")
 
 
 def too_many_definitions(count: int) -> str | None:
@@ -53,6 +70,8 @@ class Chunk:
     end_line: int
     #: 0 for a chunk or its first part; 1, 2... for the later parts of a chunk longer than `max_lines`.
     part: int = 0
+    #: Lines of doc comment the text starts with, above `start_line`: the text reads from `start_line - comment_lines`.
+    comment_lines: int = 0
 
 
 def chunk_file(text: str, symbols: list[SymbolDef], *, max_lines: int = MAX_CHUNK_LINES) -> list[Chunk]:
@@ -74,12 +93,19 @@ def chunk_file(text: str, symbols: list[SymbolDef], *, max_lines: int = MAX_CHUN
     )
     chunks: list[Chunk] = []
     children = _children_of_all(definitions)
-    numbers, remainder = _kept_lines(lines, 1, len(lines), children[-1])
+    docs = _doc_comments(lines, definitions)
+    numbers, remainder = _without_docs(lines, *_kept_lines(lines, 1, len(lines), children[-1]), children[-1], docs)
     if any(line.strip() for line in remainder):
         chunks.extend(_parts(numbers, remainder, max_lines, "module", None, None, 1, max(1, len(lines))))
     for index, definition in enumerate(definitions):
         end = min(definition.end_line, len(lines))
-        numbers, body = _kept_lines(lines, definition.start_line, end, children[index])
+        numbers, body = _without_docs(
+            lines, *_kept_lines(lines, definition.start_line, end, children[index]), children[index], docs
+        )
+        own_doc = docs.get(id(definition), range(0))
+        if own_doc:
+            numbers = [*own_doc, *numbers]
+            body = [*(lines[n - 1] for n in own_doc), *body]
         chunks.extend(
             _parts(
                 numbers,
@@ -90,9 +116,86 @@ def chunk_file(text: str, symbols: list[SymbolDef], *, max_lines: int = MAX_CHUN
                 definition.qualified_name,
                 definition.start_line,
                 end,
+                comment_lines=len(own_doc),
             )
         )
     return chunks
+
+
+def _doc_comments(lines: list[str], definitions: list[SymbolDef]) -> dict[int, range]:
+    """
+    The lines of the doc comment right above each documented JavaScript / TypeScript definition, keyed by `id()`.
+
+    The extractor found the comment and made the docstring of it; the lines taken are the `//` lines and
+    `/* ... */` blocks right above the definition whose text, cleaned the way the extractor cleans it, is that
+    docstring (so a comment after code, an inner `//!` comment or one past a blank line, which the extractor
+    skips, stays where it is). Lines another definition already took (`export const a = () => 1, b = () => 2`
+    documents both) stay with the first.
+    """
+    docs: dict[int, range] = {}
+    claimed: set[int] = set()
+    for definition in definitions:
+        if (
+            definition.language not in DOC_COMMENT_LANGUAGES
+            or not definition.docstring
+            or _DECLARATION_FILE.search(definition.file_path)
+        ):
+            continue
+        doc = next(
+            (
+                range(top, definition.start_line)
+                for top in reversed(_comment_tops(lines, definition.start_line))
+                if doc_comment_text("\n".join(lines[top - 1 : definition.start_line - 1])) == definition.docstring
+            ),
+            range(0),
+        )
+        if doc and not claimed.intersection(doc):
+            docs[id(definition)] = doc
+            claimed.update(doc)
+    return docs
+
+
+def _comment_tops(lines: list[str], start: int) -> list[int]:
+    """
+    The first lines of the comments stacked right above line `start` (1-based), nearest first: each `//` line, and
+    each `/* ... */` block's opening line. Stops at a blank line or code.
+    """
+    tops: list[int] = []
+    row = start - 1
+    while row >= 1:
+        text = lines[row - 1].strip()
+        if text.startswith("//"):
+            tops.append(row)
+            row -= 1
+            continue
+        if not text.endswith("*/"):
+            break
+        opening = row
+        while opening >= 1:
+            inner = lines[opening - 1].strip()
+            if inner.startswith("/*"):
+                break
+            if "/*" in inner and not inner.startswith("*"):
+                return tops  # the block opens after code on its line (`x = 1; /* note`): not a doc comment
+            opening -= 1
+        if opening < 1:
+            break
+        tops.append(opening)
+        row = opening - 1
+    return tops
+
+
+def _without_docs(
+    lines: list[str], numbers: list[int], body: list[str], children: list[SymbolDef], docs: dict[int, range]
+) -> tuple[list[int], list[str]]:
+    """Kept lines less the doc comments of `children`, which go to the children's own chunks."""
+    if not docs:
+        return numbers, body
+    moved = {n for child in children for n in docs.get(id(child), ())}
+    if not moved:
+        return numbers, body
+    kept = [n for n in numbers if n not in moved]
+    return kept, [lines[n - 1] for n in kept]
 
 
 def _parts(
@@ -104,9 +207,12 @@ def _parts(
     qualified_name: str | None,
     start_line: int,
     end_line: int,
+    *,
+    comment_lines: int = 0,
 ) -> list[Chunk]:
     """One chunk, or its parts of `max_lines` lines when longer: the first with the whole span, then the rest."""
-    parts = [Chunk("\n".join(body[:max_lines]), kind, symbol, qualified_name, start_line, end_line)]
+    text = "\n".join(body[:max_lines])
+    parts = [Chunk(text, kind, symbol, qualified_name, start_line, end_line, comment_lines=comment_lines)]
     for part, offset in enumerate(range(max_lines, len(body), max_lines), 1):
         window = body[offset : offset + max_lines]
         if not any(line.strip() for line in window):

@@ -20,7 +20,7 @@ from ..errors import CodeAliasError
 
 SCHEMA_VERSION = 1
 # Bump when extraction or alias derivation changes what a file yields, so cached versions differ.
-EXTRACTOR_VERSION = 2
+EXTRACTOR_VERSION = 3  # 3: `import { a } from "./x"; export { a as b }` is a re-export record
 
 SymbolKind = Literal[
     "function", "method", "class", "interface", "struct", "enum", "trait", "type", "constant", "variable", "module"

@@ -30,7 +30,8 @@ What is extracted (locals inside function bodies never are):
   files every declaration (ambient: exported). A renamed export (`export { a as b }`) keeps the definition's
   own name and lists the public name in `aliases`; a renamed re-export (`export { a as b } from './x'`) is a
   "variable" record named `b` with `aliases=("a",)` and `reexport_from="./x"`, which the dictionary builder
-  links to `a` in the file it resolves to. Flow-typed JavaScript that the JavaScript grammar fails on is
+  links to `a` in the file it resolves to; so is a local renamed export of an imported name (`import { a } from
+  './x'; export { a as b }`). Flow-typed JavaScript that the JavaScript grammar fails on is
   re-parsed with the TypeScript and TSX grammars, keeping the tree with the fewest syntax errors (babel's
   `expression.js`: 437 error nodes with the JavaScript grammar, 0 with TypeScript).
 - Vue single-file components (`.vue`): the component (a "class" named after the file, spanning it) and the
@@ -75,6 +76,7 @@ __all__ = [
     "LANGUAGE_BY_EXTENSION",
     "SUPPORTED_LANGUAGES",
     "body_hash",
+    "doc_comment_text",
     "extract_symbols",
     "language_for_path",
     "module_name_for",
@@ -378,6 +380,9 @@ class _Extractor:
         self.listed_complete = True
         # JavaScript: local name -> the public names a renamed export gives it (`export { a as b }`).
         self.public_names: dict[str, list[str]] = {}
+        # JavaScript: local name of an imported binding -> (its name in the module it comes from, that module's
+        # specifier), so `import { a } from './x'; export { a as b }` reads as `export { a as b } from './x'`.
+        self.imports: dict[str, tuple[str, str]] = {}
         # JavaScript: inside a `.d.ts` file, `declare global {}` or `declare module "x" {}` (everything public).
         self.ambient = False
         # JavaScript: how many function bodies deep the walk is (`_JS_MAX_FUNCTION_DEPTH`).
@@ -557,6 +562,15 @@ def _clean_comment(raw: bytes) -> str:
         line = _COMMENT_SUFFIX_RE.sub("", _COMMENT_PREFIX_RE.sub("", line, count=1), count=1)
         lines.append(line)
     return _clip(" ".join(lines))
+
+
+def doc_comment_text(comment: str) -> str:
+    """
+    The docstring the extractor makes of a leading comment block (markers stripped, whitespace collapsed, clipped).
+
+    :param comment: The comment's source lines.
+    """
+    return _clean_comment(comment.encode("utf-8", "surrogatepass"))
 
 
 def _python_string(raw: str) -> str:
@@ -772,7 +786,33 @@ _JS_DECLARATION_FILE_RE = re.compile(r"\.d\.[cm]?ts$")
 def _walk_js(ex: _Extractor, root: Node) -> None:
     ex.listed = set()  # local names exported by `export { a, b }`, `export default a`, `module.exports`
     ex.ambient = bool(_JS_DECLARATION_FILE_RE.search(ex.file_path))
+    _js_imports(ex, root)
     _js_statements(ex, root, (), None, True)
+
+
+def _js_imports(ex: _Extractor, root: Node) -> None:
+    """
+    The module-level imported bindings: `import { a, b as c } from './x'` (`a` -> `a`, `c` -> `b`) and
+    `import d from './x'` (`d` -> `default`). Collected before the walk: imports are hoisted, so an export list may
+    name one above its import. Namespace imports (`import * as ns`) name no single definition and are left out.
+    """
+    for statement in root.named_children:
+        source = statement.child_by_field_name("source") if statement.type == "import_statement" else None
+        if source is None:
+            continue
+        specifier = ex.text(source)[1:-1]
+        for clause in statement.named_children:
+            if clause.type != "import_clause":
+                continue
+            for binding in clause.named_children:
+                if binding.type == "identifier":
+                    ex.imports[ex.text(binding)] = ("default", specifier)
+                elif binding.type == "named_imports":
+                    for item in binding.named_children:
+                        imported = _field_text(ex, item, "name")
+                        local = _field_text(ex, item, "alias") or imported
+                        if item.type == "import_specifier" and imported and local:
+                            ex.imports[local] = (imported, specifier)
 
 
 def _js_unwrap(node: Node | None) -> Node | None:
@@ -1034,11 +1074,8 @@ def _js_export_names(ex: _Extractor, statement: Node) -> None:
                 continue
             for item in child.named_children:
                 own, public = _field_text(ex, item, "name"), _field_text(ex, item, "alias")
-                if item.type == "export_specifier" and own and public and public not in (own, "default"):
-                    ex.add(public, "variable", item, exported=True, comment_anchor=statement)
-                    # `export { default as Teleport } from './Teleport.vue'`: "default" is no name to look up.
-                    ex.defs[-1].aliases = (own,) if own != "default" else ()
-                    ex.defs[-1].reexport_from = specifier
+                if item.type == "export_specifier" and own and public:
+                    _js_reexport(ex, item, statement, public, own, specifier)
         return
     value = _js_guarded(statement.child_by_field_name("value"))
     if value is not None and value.type == "identifier":
@@ -1055,10 +1092,28 @@ def _js_export_names(ex: _Extractor, statement: Node) -> None:
                 if item.type == "export_specifier":
                     own, public = _field_text(ex, item, "name"), _field_text(ex, item, "alias")
                     ex.listed.add(own)
-                    if public and public != own and public != "default":
+                    if own in ex.imports:  # `import { a } from './x'; export { a as b }`: a re-export of `a`
+                        imported, specifier = ex.imports[own]
+                        # `import d from './x'; export { d }` names nothing new, and no record could link to it.
+                        if imported != "default" or (public and public != own):
+                            _js_reexport(ex, item, statement, public or own, imported, specifier)
+                    elif public and public != own and public != "default":
                         ex.public_names.setdefault(own, []).append(public)
         elif child.type == "identifier":  # TypeScript `export = Foo`
             ex.listed.add(ex.text(child))
+
+
+def _js_reexport(ex: _Extractor, item: Node, statement: Node, public: str, own: str, specifier: str) -> None:
+    """
+    A re-export record: `public` is the name this module gives `own` of the module `specifier` names. Only a new
+    name makes one (`export { a } from './x'` renames nothing); the dictionary links it to `own` when it resolves.
+    """
+    if public in (own, "default"):
+        return
+    ex.add(public, "variable", item, exported=True, comment_anchor=statement)
+    # `export { default as Teleport } from './Teleport.vue'`: "default" is no name to look up.
+    ex.defs[-1].aliases = (own,) if own != "default" else ()
+    ex.defs[-1].reexport_from = specifier
 
 
 def _js_listed_object(ex: _Extractor, obj: Node, statement: Node) -> None:

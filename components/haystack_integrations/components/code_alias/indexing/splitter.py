@@ -20,6 +20,8 @@ class CodeSplitter:
     Each chunk's meta: `file_path`, `language`, `symbol`, `qualified_name`, `kind`, `package`, `start_line`,
     `end_line`, plus `file_sha256` and `file_chunk_count` from the file (so an index sync can tell a complete
     file from a half-written one), and `chunker` (`CHUNKER_VERSION`: a file cut by an older release is re-split).
+    A JavaScript / TypeScript definition's chunk whose text starts with its doc comment also has `comment_lines`, the
+    comment's lines above `start_line` (the text reads from `start_line - comment_lines`).
     When the alias dictionary is given, its parsed symbols are reused instead of parsing again.
 
     ### Usage example
@@ -85,6 +87,8 @@ class CodeSplitter:
                             "file_chunk_count": len(pieces),
                             "chunker": CHUNKER_VERSION,
                             **({"repo": repo} if repo is not None else {}),
+                            # Only where there is one: other chunks keep the meta (and so the ids) they had.
+                            **({"comment_lines": piece.comment_lines} if piece.comment_lines else {}),
                         },
                     )
                 )

@@ -201,11 +201,19 @@ class Chunk:
         return f"{self.file_path}:{self.start_line}-{self.end_line}"
 
 
+def _text_start(meta: dict[str, Any]) -> int | None:
+    """The line a chunk's text starts at: its `start_line`, less the doc comment lines above it (JS/TS)."""
+    start, comment = meta.get("start_line"), meta.get("comment_lines")
+    if not isinstance(start, int):
+        return None
+    return start - comment if isinstance(comment, int) and 0 < comment < start else start
+
+
 def to_chunk(document: Document, max_lines: int = PROMPT_CHUNK_LINES) -> Chunk | None:
     """The chunk of a retrieved document, its code cut to `max_lines` lines (None without a path or lines)."""
     meta = document.meta
-    path, start = meta.get("file_path"), meta.get("start_line")
-    if not isinstance(path, str) or not isinstance(start, int) or not document.content:
+    path, start = meta.get("file_path"), _text_start(meta)
+    if not isinstance(path, str) or start is None or not document.content:
         return None
     lines = tuple(document.content.splitlines()[:max_lines])
     return Chunk(path, start, start + max(len(lines), 1) - 1, lines, str(meta.get("language") or ""))
@@ -232,8 +240,8 @@ def symbol_code(documents: list[Document], file_path: str, start_line: Any, max_
         return None
     for document in documents:
         meta = document.meta
-        start = meta.get("start_line")
-        if meta.get("file_path") != file_path or not isinstance(start, int) or not document.content:
+        start = _text_start(meta)
+        if meta.get("file_path") != file_path or start is None or not document.content:
             continue
         lines = document.content.splitlines()
         if start <= start_line < start + max(len(lines), 1):
