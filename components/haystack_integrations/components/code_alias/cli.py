@@ -127,6 +127,13 @@ def _parser() -> argparse.ArgumentParser:
         f"http://127.0.0.1:1416 (default: ${SERVER_ENV}); token from $CODE_ALIAS_API_TOKEN",
     )
     ask.add_argument("--server-timeout", metavar="S", type=float, default=60.0, help="seconds to wait for --server")
+    ask.add_argument(
+        "--no-daemon",
+        action="store_true",
+        help="answer in this process: neither start nor use a warm server (also: $CODE_ALIAS_NO_DAEMON=1). By default "
+        "the first ask leaves a private warm server of the index behind (exits after 5 idle minutes) and later asks "
+        "answer through it",
+    )
 
     dictionary = commands.add_parser("dict", parents=[common], help="inspect the alias dictionary")
     dict_commands = dictionary.add_subparsers(dest="dict_command", required=True)
@@ -356,7 +363,7 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     if args.server:
         payload = _ask_server(args, llm=llm)
     else:
-        payload = _ask_discovered_server(args, llm=llm) or _ask_here(args, llm=llm)
+        payload = _ask_local_server(args, llm=llm) or _ask_here(args, llm=llm)
     # `rank` is the place in this answer, as printed: the ranker's own field is its best chunk's place before
     # test files were moved down.
     for key in ("files", "symbols"):
@@ -407,23 +414,39 @@ class ServerUnreachableError(RuntimeError):
     """No code-alias server answered at the given address."""
 
 
-def _ask_discovered_server(args: argparse.Namespace, *, llm: bool) -> dict[str, Any] | None:
+def _ask_local_server(args: argparse.Namespace, *, llm: bool) -> dict[str, Any] | None:
     """
-    A running `code-alias serve` of the same index answers in milliseconds what this process would need seconds of
-    imports and loading for (`server_discovery`); None when there is none, the question needs this process
-    (`--lexical`, `--no-rewrite`, an LLM, another backend), or the server does not answer.
+    Answer through a server of the same index on this machine: the warm one (started now when there is none, see
+    `serving/warm.py`) or a hand-started `code-alias serve`. It answers in milliseconds what this process would need
+    seconds of imports and loading for. None when the question needs this process (`--lexical`, `--no-rewrite`, an
+    LLM, another backend, `--no-daemon`), when no server can be had, or when the one announced does not prove
+    itself (`server_discovery`: nothing but a nonce reaches it, and it is said on stderr).
     """
-    if llm or args.lexical or args.no_rewrite or args.backend != "embedded":
+    if llm or args.lexical or args.no_rewrite or args.no_daemon or args.backend != "embedded" or args.top_k > 100:
         return None
-    from .serving.server_discovery import discover
+    from .serving.server_discovery import PeerAnswerError, UnsafeLinkError, ask_peer, discover
+    from .serving.warm import daemon_allowed, ensure_warm_server
 
-    url = discover(args.index_dir)
-    if url is None:
+    folder = Path(args.index_dir).expanduser()
+    built = (folder / "manifest.json").is_file() or (folder / DICTIONARY_FILE).is_file()
+    peer = ensure_warm_server(folder) if built and daemon_allowed() else discover(folder)
+    if peer is None:
         return None
+    body: dict[str, Any] = {"question": args.question, "top_k": args.top_k, "mode": "dictionary"}
+    body.update({key: getattr(args, key) for key in ("repo", "package") if getattr(args, key, None)})
     try:
-        return _ask_server(argparse.Namespace(**{**vars(args), "server": url, "server_timeout": 10.0}), llm=False)
-    except ServerUnreachableError:
+        result = ask_peer(peer, "/code_alias_ask/run", body, timeout=args.server_timeout)
+    except UnsafeLinkError as refused:
+        print(f"code-alias: warning: not using the announced server: {refused}; answering here", file=sys.stderr)
         return None
+    except OSError:  # it stopped meanwhile, or is stuck: this process answers
+        return None
+    except PeerAnswerError as error:
+        if error.status >= 500:
+            print(f"code-alias: warning: the local server failed ({error.detail}); answering here", file=sys.stderr)
+            return None
+        raise RuntimeError(error.detail) from None
+    return {**result, "server": peer.address, "server_kind": peer.kind, "server_pid": peer.pid}
 
 
 def _ask_server(args: argparse.Namespace, *, llm: bool) -> dict[str, Any]:
@@ -483,7 +506,10 @@ def _answer_text(payload: dict[str, Any]) -> str:
         lines.insert(0, "retrieval: lexical (BM25 + the rewrite's definitions; no embedding model)")
     elif vectors:
         lines.insert(0, f"retrieval: hybrid, with the chunk vectors computed so far: {_vectors_text(vectors)}")
-    if payload.get("server"):
+    if payload.get("server_kind") == "warm":
+        pid = payload["server_pid"]
+        lines.insert(0, f"answered by the warm code-alias server (pid {pid}; `--no-daemon` answers here)")
+    elif payload.get("server"):
         lines.insert(0, f"answered by the code-alias server at {payload['server']}")
     if rewrite.get("dropped"):
         lines.append(f"  dropped (not in the dictionary): {rewrite['dropped']}")
