@@ -596,6 +596,9 @@ def run_uvicorn(app: Any, listener: socket.socket, *, idle_seconds: float | None
     if idle_seconds is not None:
 
         async def watched(scope: Scope, receive: Receive, send: Send) -> None:
+            if scope["type"] == "lifespan":  # runs as long as the server: not a request
+                await app(scope, receive, send)
+                return
             busy[0] += 1
             try:
                 await app(scope, receive, send)
