@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .paths import DEFAULT_INDEX_DIR, DICTIONARY_FILE, INDEX_DIR_ENV
+from .paths import DEFAULT_INDEX_DIR, DICTIONARY_FILE, INDEX_DIR_ENV, find_index_dir, git_root, index_dir_for_root
 from .progress import progress_disabled
 
 EXIT_ERROR = 2
@@ -35,8 +35,10 @@ def _add_global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> N
 
     parser.add_argument(
         "--index-dir",
-        default=default(os.environ.get(INDEX_DIR_ENV, DEFAULT_INDEX_DIR)),
-        help=f"index folder (default: ${INDEX_DIR_ENV} or {DEFAULT_INDEX_DIR})",
+        default=default(None),
+        help=f"index folder (default: ${INDEX_DIR_ENV}, else found like git finds its repository: {DEFAULT_INDEX_DIR} "
+        f"in this folder or a parent, or the index a parent folder was indexed into; `index PATH` writes "
+        f"PATH/{DEFAULT_INDEX_DIR})",
     )
     parser.add_argument("--backend", choices=["embedded", "elasticsearch"], default=default("embedded"))
     parser.add_argument("--json", action="store_true", default=default(False), help="machine-readable output")
@@ -171,6 +173,42 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _choose_index_dir(args: argparse.Namespace) -> str | None:
+    """
+    Set `args.index_dir` when it was not given: `index PATH` writes at PATH (`paths.index_dir_for_root`), every
+    other command finds the index from the current folder upwards (`paths.find_index_dir`), and a bare `index`
+    inside a git working tree indexes that tree.
+
+    :returns: A sentence to show when the index is not where the user would look first (else None).
+    :raises ValueError: A command that needs an index, and none was found.
+    """
+    explicit = getattr(args, "index_dir", None) or os.environ.get(INDEX_DIR_ENV)
+    if explicit or args.command == "bench":
+        args.index_dir = explicit or DEFAULT_INDEX_DIR
+        return None
+    here = Path.cwd()
+    if args.command == "index" and args.path and not args.remove_repo:
+        folder, note = index_dir_for_root(Path(args.path).expanduser().resolve())
+        args.index_dir = str(folder)
+        return note
+    found = find_index_dir(here)
+    if found is not None:
+        args.index_dir = str(found)
+        return None
+    if args.command == "index" and not args.remove_repo and (root := git_root(here)) is not None:
+        args.path = str(root)  # `code-alias index` inside a repository indexes the repository
+        folder, note = index_dir_for_root(root)
+        args.index_dir = str(folder)
+        return note
+    args.index_dir = DEFAULT_INDEX_DIR
+    if args.command in ("ask", "dict", "status", "sync", "embed"):
+        raise ValueError(
+            f"no index found in {here} or its parent folders; build one with `code-alias index PATH` (it is written "
+            f"to PATH/{DEFAULT_INDEX_DIR} and found from anywhere inside PATH), or give --index-dir / ${INDEX_DIR_ENV}"
+        )
+    return None
+
+
 def _emit(args: argparse.Namespace, payload: Any, text: str) -> None:
     print(json.dumps(payload, indent=2, default=str) if args.json else text)
 
@@ -215,6 +253,7 @@ def _cmd_index(args: argparse.Namespace) -> int:
         bar.close()
     if args.background and stats.get("vectors") and stats["vectors"]["embedded"] < stats["vectors"]["total"]:
         stats["vector_worker"] = _start_vector_worker(args)
+    _remember_index(Path(stats["root"]), Path(stats["index_dir"]))
     dictionary = stats["dictionary"]
     retrieval = " (lexical: BM25 only, no embeddings)" if stats.get("retrieval") == "lexical" else ""
     lines = [
@@ -224,6 +263,7 @@ def _cmd_index(args: argparse.Namespace) -> int:
         f"  documents: {stats['files']} files, {stats['files_changed']} changed, {stats['files_removed']} removed; "
         f"sync {stats['sync']}",
     ]
+    lines.append(f"  ask from anywhere inside {stats['root']} (the index is found from there), or give --index-dir")
     if stats.get("vectors"):
         lines.append(f"  vectors: {_vectors_text(stats['vectors'])}")
     if stats.get("vector_worker"):
@@ -239,6 +279,17 @@ def _cmd_index(args: argparse.Namespace) -> int:
             lines.append(f"    ... and {len(stats['skipped']) - 20} more (use --json)")
     _emit(args, stats, "\n".join(lines))
     return 0
+
+
+def _remember_index(root: Path, index_dir: Path) -> None:
+    """Record where `root` is indexed (asking from inside it finds the index), and keep git from tracking the index."""
+    from .paths import register_index
+
+    register_index(root.resolve(), index_dir.resolve())
+    ignore = index_dir / ".gitignore"
+    if index_dir.is_dir() and not ignore.exists():
+        with contextlib.suppress(OSError):
+            ignore.write_text("# written by code-alias: the index is rebuilt, never committed\n*\n", encoding="utf-8")
 
 
 def _vectors_text(vectors: dict[str, Any]) -> str:
@@ -698,6 +749,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     handlers = {"index": _cmd_index, "ask": _cmd_ask, "dict": _cmd_dict, "bench": _cmd_bench, "serve": _cmd_serve}
     handlers.update(sync=_cmd_sync, status=_cmd_status, embed=_cmd_embed)
     try:
+        note = _choose_index_dir(args)
+        if note:
+            print(f"code-alias: {note}", file=sys.stderr)
         with progress_disabled(args.no_progress):
             code = handlers[args.command](args)
         sys.stdout.flush()  # a reader that went away (`| head`) shows up here, inside this try
