@@ -182,7 +182,9 @@ def test_json_rank_is_the_printed_order(monkeypatch: pytest.MonkeyPatch, capsys:
     code, text, _ = run_cli(["ask", "q"], capsys)
     lines = text.splitlines()
     symbols, files = lines[lines.index("symbols:") + 1 : lines.index("files:")], lines[lines.index("files:") + 1 :]
-    assert [line.split()[1] for line in symbols] == [s["qualified_name"] for s in payload["symbols"]]
+    numbered = [line for line in symbols if re.match(r"^\s*\d+\. ", line)]
+    assert [line.split()[1] for line in numbered] == [s["qualified_name"] for s in payload["symbols"]]
+    assert "      why: found by keyword search, 2nd" in symbols  # the evidence in words; --json keeps "bm25 #2"
     assert [line.split()[1] for line in files if re.match(r"^\s*\d+\. ", line)] == [
         f["file_path"] for f in payload["files"]
     ]

@@ -338,7 +338,7 @@ def _start_vector_worker(args: argparse.Namespace) -> dict[str, Any]:
     """A detached `code-alias embed` that fills the vectors after this command returns (its output: vectors.log)."""
     import subprocess
 
-    from .indexing.vector_fill import LOG_FILE
+    from .indexing.vector_fill import LOG_FILE, record_fill_started
 
     folder = Path(args.index_dir).expanduser().resolve()
     log = folder / LOG_FILE
@@ -348,6 +348,7 @@ def _start_vector_worker(args: argparse.Namespace) -> dict[str, Any]:
         process = subprocess.Popen(
             command, stdin=subprocess.DEVNULL, stdout=output, stderr=output, start_new_session=True, close_fds=True
         )
+    record_fill_started(folder, process.pid)
     return {"pid": process.pid, "log": str(log)}
 
 
@@ -420,7 +421,10 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     for key in ("files", "symbols"):
         if isinstance(payload.get(key), list):
             payload[key] = [{**item, "rank": place} for place, item in enumerate(payload[key], 1)]
-    _emit(args, payload, _answer_text(payload))
+    from .presentation import add_locations, hyperlinks_wanted
+
+    add_locations(payload, Path(args.index_dir).expanduser().resolve())
+    _emit(args, payload, _answer_text(payload, links=not args.json and hyperlinks_wanted(sys.stdout)))
     return 0
 
 
@@ -541,8 +545,13 @@ def _ask_server(args: argparse.Namespace, *, llm: bool) -> dict[str, Any]:
     return {**result, "server": args.server}
 
 
-def _answer_text(payload: dict[str, Any]) -> str:
-    """The printed answer: the rewrite, then symbols (the question asks for a name, a file and a line), then files."""
+def _answer_text(payload: dict[str, Any], *, links: bool = False) -> str:
+    """
+    The printed answer: the rewrite, then symbols (the question asks for a name, a file and a line), then files;
+    each at its absolute `path:line` (a terminal hyperlink when `links`), with *why* in words.
+    """
+    from .presentation import link, location_text, why_in_words
+
     rewrite = payload["rewrite"]
     meta = rewrite.get("meta") or {}
     used = rewrite.get("used", True)
@@ -570,11 +579,10 @@ def _answer_text(payload: dict[str, Any]) -> str:
     if symbols:
         lines.append("symbols:")
     for rank, symbol in enumerate(symbols, 1):
-        why = f"  [{'; '.join(symbol['why'])}]" if symbol.get("why") else ""
-        lines.append(
-            f"{rank:>2}. {symbol['qualified_name']}  {symbol['file_path']}:{symbol['start_line']}-{symbol['end_line']}"
-            f"{why}"
-        )
+        span = f"lines {symbol['start_line']}-{symbol['end_line']}" if symbol.get("end_line") else ""
+        lines.append(f"{rank:>2}. {symbol['qualified_name']}  {location_text(symbol, links=links)}  {span}".rstrip())
+        if symbol.get("why"):
+            lines.append(f"      why: {why_in_words(symbol['why'])}")
     files = payload.get("files") or []
     if files:
         lines.append("files:")
@@ -582,7 +590,9 @@ def _answer_text(payload: dict[str, Any]) -> str:
         hits = ", ".join(
             f"{h['qualified_name'] or '(module)'} L{h['start_line']}-{h['end_line']}" for h in item["hits"][:3]
         )
-        lines.append(f"{rank:>2}. {item['file_path']}  {hits}")
+        first = next((h.get("start_line") for h in item["hits"] if h.get("start_line")), None)
+        shown = link(item.get("location") or item["file_path"], item.get("absolute_path"), first, enabled=links)
+        lines.append(f"{rank:>2}. {shown}  {hits}")
     if not files:
         lines.append("no results")
     return "\n".join(lines)
