@@ -60,3 +60,24 @@ def test_no_index_anywhere_says_so(
     assert cli.main(["ask", "anything"]) == cli.EXIT_ERROR
     err = capsys.readouterr().err
     assert f"no index found in {repo} or its parent folders" in err and "code-alias index PATH" in err
+
+
+def test_status_leads_with_readiness_and_dict_lookup_has_a_header_and_locations(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(repo)
+    assert cli.main(["index", ".", "--lexical"]) == 0
+    summary = capsys.readouterr().out
+    assert "sync {" not in summary and "chunks in all" in summary  # in words, not a raw dict
+    skipped = [line.split(":")[0].strip() for line in summary.splitlines() if line.startswith("    ")]
+    assert len(skipped) == len(set(skipped)) and "node_modules" in skipped  # each skipped folder once
+    assert cli.main(["status"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("ready: yes, lexical") and lines[1].startswith(f"index: {repo / '.code-alias'}")
+    assert not any(line.startswith(("state:", "root:")) for line in lines)
+    assert cli.main(["dict", "lookup", "payments retry helper", "--limit", "3"]) == 0
+    header, first, *_ = capsys.readouterr().out.splitlines()
+    assert header.split() == ["score", "kind", "name", "evidence", "definition"]
+    assert "withStripeBackoff" in first and first.endswith(f"{repo / 'packages/payments-core/src/retry.ts'}:6")
+    assert cli.main(["dict", "complete", "withStr", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["location"].endswith("retry.ts:6")

@@ -47,6 +47,7 @@ def test_locations_are_absolute_per_repository(tmp_path: Path) -> None:
 
 def test_hyperlinks_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TERM", "xterm-256color")
+
     class Terminal(io.StringIO):
         def isatty(self) -> bool:
             return True

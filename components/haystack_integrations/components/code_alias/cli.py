@@ -260,8 +260,8 @@ def _cmd_index(args: argparse.Namespace) -> int:
         f"Indexed {stats['root']} -> {stats['index_dir']}{retrieval} in {stats['seconds']} s",
         f"  dictionary: {dictionary.get('symbols')} symbols, {dictionary.get('packages')} packages "
         f"({dictionary.get('files_parsed')} files parsed, {dictionary.get('files_reused')} reused)",
-        f"  documents: {stats['files']} files, {stats['files_changed']} changed, {stats['files_removed']} removed; "
-        f"sync {stats['sync']}",
+        f"  documents: {stats['files']} files ({stats['files_changed']} changed, {stats['files_removed']} removed)"
+        f"{_sync_words(stats['sync'])}",
     ]
     lines.append(f"  ask from anywhere inside {stats['root']} (the index is found from there), or give --index-dir")
     if stats.get("vectors"):
@@ -272,13 +272,42 @@ def _cmd_index(args: argparse.Namespace) -> int:
             f"  computing the rest in the background (pid {worker['pid']}, log {worker['log']}); "
             f"`code-alias status` shows how far"
         )
-    if stats["skipped"]:
-        lines.append(f"  skipped {len(stats['skipped'])}:")
-        lines += [f"    {s['path']}: {s['reason']}" for s in stats["skipped"][:20]]
-        if len(stats["skipped"]) > 20:
-            lines.append(f"    ... and {len(stats['skipped']) - 20} more (use --json)")
+    skipped = _skipped_once(stats["skipped"])
+    if skipped:
+        lines.append(f"  skipped {len(skipped)}:")
+        lines += [f"    {s['path']}: {s['reason']}" for s in skipped[:20]]
+        if len(skipped) > 20:
+            lines.append(f"    ... and {len(skipped) - 20} more (use --json)")
     _emit(args, stats, "\n".join(lines))
     return 0
+
+
+def _sync_words(sync: Any) -> str:
+    """What the write to the store did, in words (the raw record stays in --json)."""
+    if not isinstance(sync, dict):
+        return ""
+    if {"documents", "written", "deleted"} <= set(sync):
+        return f"; {sync['documents']:,} chunks in all, {sync['written']:,} written, {sync['deleted']:,} deleted"
+    return "; " + ", ".join(f"{str(key).replace('_', ' ')} {value}" for key, value in sync.items())
+
+
+def _skipped_once(skipped: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """
+    Each skipped path once: the file reader and the dictionary builder both report an excluded folder, the
+    builder as `<repository>:<path>`.
+    """
+    paths = {str(s.get("path")) for s in skipped}
+    once: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for item in skipped:
+        path = str(item.get("path"))
+        prefix, _, rest = path.partition(":")
+        if rest and "/" not in prefix and rest in paths:
+            path = rest  # the same folder, named with its repository
+        if path not in seen:
+            seen.add(path)
+            once.append(item)
+    return once
 
 
 def _remember_index(root: Path, index_dir: Path) -> None:
@@ -672,12 +701,33 @@ def _cmd_dict(args: argparse.Namespace) -> int:
         found = hints.lookup(args.question, limit=args.limit)
     else:
         found = hints.complete(args.prefix, limit=args.limit)
-    payload = [h.to_dict() for h in found]
-    text = "\n".join(
-        f"{h.score:7.2f}  {h.kind:<7} {h.name:<40} {','.join(h.reasons)}  {(h.files or [''])[0]}" for h in found
-    )
-    _emit(args, payload, text or "no hints")
+    definitions, root = _definition_locations(dictionary, Path(args.index_dir).expanduser().resolve())
+    payload = []
+    rows = [f"{'score':>7}  {'kind':<7} {'name':<40} {'evidence':<28} definition"]
+    for hint in found:
+        where = next((definitions[q] for q in hint.qualified_names if q in definitions), None)
+        where = where or (str(Path(root or "") / hint.files[0]) if hint.files else "-")
+        payload.append({**hint.to_dict(), "location": where if where != "-" else None})
+        rows.append(f"{hint.score:7.2f}  {hint.kind:<7} {hint.name:<40} {','.join(hint.reasons):<28} {where}")
+    _emit(args, payload, "\n".join(rows) if found else "no hints")
     return 0
+
+
+def _definition_locations(dictionary: Any, index_dir: Path) -> tuple[dict[str, str], str | None]:
+    """
+    Qualified name -> the absolute `path:line` of its definition (the relative path when no root is known), and
+    the root that other relative paths of the dictionary (a package's manifest) are under.
+    """
+    from .presentation import repository_roots
+
+    roots = repository_roots(index_dir)
+    fallback = roots.get(None) or dictionary.root
+    located: dict[str, str] = {}
+    for symbol in dictionary.symbols:
+        root = roots.get(symbol.repo) or fallback
+        path = str(Path(root) / symbol.file_path) if root else symbol.file_path
+        located.setdefault(symbol.qualified_name, f"{path}:{symbol.start_line}")
+    return located, fallback or None
 
 
 def _cmd_sync(args: argparse.Namespace) -> int:
@@ -707,18 +757,68 @@ def _cmd_status(args: argparse.Namespace) -> int:
     vectors = vector_status(folder)
     record["vectors"] = vectors["vectors"]
     record["vector_fill"] = vectors["fill"]
-    shown = {**record, "vectors": vectors["text"], "vector_fill": (vectors["fill"] or {}).get("state")}
-    shown.pop("repositories", None)
-    text = "\n".join(f"{key}: {'-' if value is None else value}" for key, value in shown.items())
+    record["index_dir"] = str(folder)
+    record["warm_server"] = _warm_server_record(folder)
+    _emit(args, record, _status_text(record, vectors))
+    return 0
+
+
+def _warm_server_record(folder: Path) -> dict[str, Any] | None:
+    """The server announced for this index (pid, kind, address), or None; the token is never shown."""
+    from .serving.server_discovery import discover
+
+    peer = discover(folder, warn=False)
+    return None if peer is None else {"pid": peer.pid, "kind": peer.kind, "address": peer.address}
+
+
+def _status_text(record: dict[str, Any], vectors: dict[str, Any]) -> str:
+    """
+    What a user asks first, first: is it ready, how far are the vectors, is a fill running (its pid); then where
+    the index is, its repositories and the last sync. The raw record is `--json`.
+    """
+    fill = vectors.get("fill") or {}
+    filling = fill.get("state") == "running"
+    count = vectors.get("vectors")
+    if not record.get("documents"):
+        ready = f"no: no index built in {record['index_dir']} (`code-alias index PATH` builds one)"
+    elif vectors.get("retrieval") == "lexical":
+        ready = "yes, lexical (BM25 + the rewrite; built with --lexical)"
+    elif count and count["embedded"] >= count["total"]:
+        ready = "yes, hybrid (BM25 + the rewrite + chunk vectors)"
+    elif count and count["embedded"]:
+        ready = "yes, hybrid with the vectors computed so far"
+    else:
+        ready = "yes, lexical for now (no chunk vectors yet)"
+    lines = [f"ready: {ready}"]
+    if vectors.get("retrieval") != "lexical":
+        fill_text = f"; a fill is running (pid {fill.get('pid')})" if filling else ""
+        if not filling and count and count["embedded"] < count["total"]:
+            fill_text = f"; no fill running ({fill.get('state') or 'none started'}): `code-alias embed` resumes"
+        shown = _vectors_text(count) if count else vectors.get("text", "-")
+        lines.append(f"vectors: {shown}{fill_text}")
+    built = f"dictionary {record['dictionary_version']}, " if record.get("dictionary_version") else ""
+    chunks = f"{record['documents']:,} chunks" if record.get("documents") else "empty"
+    lines.append(f"index: {record['index_dir']} ({built}{chunks})")
     for name, repo in sorted((record.get("repositories") or {}).items()):
-        text += (
-            f"\nrepository {name}: {repo.get('root', '-')}, last sync {repo.get('last_sync') or '-'}, "
+        lines.append(
+            f"repository {name}: {repo.get('root', '-')}, last indexed {repo.get('last_sync') or '-'}, "
             f"{'-' if repo.get('documents') is None else repo['documents']} chunks, "
             f"{'-' if repo.get('symbols') is None else repo['symbols']} symbols"
             + (f", last error: {repo['last_error']}" if repo.get("last_error") else "")
         )
-    _emit(args, record, text)
-    return 0
+    state = record.get("state")
+    if state == "never":
+        lines.append("last sync: none since `code-alias index` (`code-alias sync` refreshes from the working tree)")
+    else:
+        took = f" in {record['last_seconds']} s" if record.get("last_seconds") is not None else ""
+        error = f": {record['last_error']}" if record.get("last_error") else ""
+        lines.append(
+            f"last sync: {state} at {record.get('last_finished_at') or record.get('last_started_at')}{took}{error}"
+        )
+    server = record.get("warm_server")
+    if server:
+        lines.append(f"server: {'warm' if server['kind'] == 'warm' else 'code-alias serve'} (pid {server['pid']})")
+    return "\n".join(lines)
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
