@@ -149,3 +149,26 @@ def test_when_a_warm_server_may_be_started() -> None:
     assert not daemon_allowed({"CI": "true"}) and not daemon_allowed({"PYTEST_CURRENT_TEST": "t"})
     assert daemon_allowed({"CI": "true", "CODE_ALIAS_DAEMON": "1"})
     assert not daemon_allowed({"CODE_ALIAS_DAEMON": "1", "CODE_ALIAS_NO_DAEMON": "yes"})
+
+
+def test_a_broken_start_is_said_once_and_not_retried_on_every_ask(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import sys
+
+    from haystack_integrations.components.code_alias.serving import warm
+
+    monkeypatch.setenv("CODE_ALIAS_CACHE_DIR", str(tmp_path / "cache"))
+    started: list[Path] = []
+
+    def broken(index_dir: Path) -> subprocess.Popen[bytes]:
+        started.append(index_dir)
+        return subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"])
+
+    monkeypatch.setattr(warm, "_start", broken)
+    assert warm.ensure_warm_server(tmp_path / "index", timeout=30) is None
+    assert "did not start" in capsys.readouterr().err and len(started) == 1
+    assert warm.ensure_warm_server(tmp_path / "index", timeout=30) is None
+    assert len(started) == 1 and capsys.readouterr().err == ""  # the next ask answers by itself, quietly
+    monkeypatch.setattr(warm, "server_installed", lambda: False)  # no [hayhooks] extra: nothing is tried
+    assert warm.ensure_warm_server(tmp_path / "other-index", timeout=30) is None and len(started) == 1

@@ -46,6 +46,12 @@ START_TIMEOUT_SECONDS = 120.0
 _TRUE = ("1", "true", "yes", "on")
 
 
+#: After a warm server failed to start, asks answer by themselves for this long before one is tried again.
+RETRY_AFTER_FAILURE_SECONDS = 600.0
+#: What the server needs beyond the base install (the `[hayhooks]` extra).
+SERVER_MODULES = ("uvicorn", "fastapi", "hayhooks")
+
+
 def daemon_allowed(environ: Mapping[str, str] | None = None) -> bool:
     """Whether `ask` may start a warm server here: not opted out, and not in CI or a test run unless asked for."""
     env = os.environ if environ is None else environ
@@ -54,6 +60,20 @@ def daemon_allowed(environ: Mapping[str, str] | None = None) -> bool:
     if env.get(DAEMON_ENV, "").strip().lower() in _TRUE:
         return True
     return not (env.get("CI") or env.get("PYTEST_CURRENT_TEST"))
+
+
+def server_installed() -> bool:
+    """Whether the server's modules are installed (found, not imported: this runs on every ask)."""
+    from importlib.util import find_spec
+
+    return all(find_spec(name) is not None for name in SERVER_MODULES)
+
+
+def _failed_recently(marker: Path) -> bool:
+    try:
+        return time.time() - marker.stat().st_mtime < RETRY_AFTER_FAILURE_SECONDS
+    except OSError:
+        return False
 
 
 def idle_seconds(environ: Mapping[str, str] | None = None) -> float:
@@ -103,12 +123,15 @@ def ensure_warm_server(index_dir: str | os.PathLike[str], *, timeout: float = ST
         time (its log says why); the caller then answers by itself.
     """
     peer = discover(index_dir)
-    if peer is not None:
+    if peer is not None or not server_installed():  # without the [hayhooks] extra, asks answer by themselves
         return peer
     try:
         folder = link_dir()
     except (UnsafeLinkError, OSError) as refused:
         print(f"code-alias: warning: no warm server: {refused}", file=sys.stderr)
+        return None
+    failed = folder / f"{index_key(index_dir)}.failed"
+    if _failed_recently(failed):  # a broken start is not retried on every ask (each would pay for it)
         return None
     with _locked(folder / f"{index_key(index_dir)}.start.lock", timeout=timeout) as taken:
         peer = discover(index_dir)
@@ -123,7 +146,12 @@ def ensure_warm_server(index_dir: str | os.PathLike[str], *, timeout: float = ST
             code = process.poll()
             if code not in (None, 0):  # 0: another server of this index holds the lifetime lock and is loading
                 log = log_path(index_dir)
-                print(f"code-alias: warning: the warm server did not start (log: {log})", file=sys.stderr)
+                failed.touch()
+                print(
+                    f"code-alias: warning: the warm server did not start (log: {log}); asks answer by themselves "
+                    f"for the next {RETRY_AFTER_FAILURE_SECONDS / 60:.0f} minutes",
+                    file=sys.stderr,
+                )
                 return None
             time.sleep(0.05)
     return None
@@ -180,6 +208,8 @@ def serve_warm(index_dir: Path, *, idle: float) -> int:
             record.update(token_required=True, token=token, idle_seconds=idle)
             print(f"code-alias: warm server of {index_dir} on {path} (pid {os.getpid()})", flush=True)
             with announce(index_dir, record):
+                with contextlib.suppress(FileNotFoundError):
+                    (folder / f"{index_key(index_dir)}.failed").unlink()  # it works now
                 run_uvicorn(app, listener, idle_seconds=idle)
         finally:
             listener.close()
