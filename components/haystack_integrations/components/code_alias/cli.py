@@ -201,7 +201,8 @@ def _choose_index_dir(args: argparse.Namespace) -> str | None:
         args.index_dir = str(folder)
         return note
     args.index_dir = DEFAULT_INDEX_DIR
-    if args.command in ("ask", "dict", "status", "sync", "embed"):
+    asks_a_server = args.command == "ask" and bool(args.server)  # the server has its own index
+    if args.command in ("ask", "dict", "status", "sync", "embed") and not asks_a_server:
         raise ValueError(
             f"no index found in {here} or its parent folders; build one with `code-alias index PATH` (it is written "
             f"to PATH/{DEFAULT_INDEX_DIR} and found from anywhere inside PATH), or give --index-dir / ${INDEX_DIR_ENV}"
