@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .paths import DEFAULT_INDEX_DIR, DICTIONARY_FILE, INDEX_DIR_ENV, find_index_dir, git_root, index_dir_for_root
+from .presentation import answer_text, skipped_once, status_text, sync_words, vectors_text
 from .progress import progress_disabled
 
 EXIT_ERROR = 2
@@ -235,7 +236,7 @@ def _cmd_index(args: argparse.Namespace) -> int:
         if not args.json and vectors and vectors["embedded"] < vectors["total"]:
             print(
                 f"Answerable now ({stats['seconds']} s): questions use BM25 + the rewrite, and fuse the chunk "
-                f"vectors as they arrive ({_vectors_text(vectors)})",
+                f"vectors as they arrive ({vectors_text(vectors)})",
                 flush=True,
             )
 
@@ -262,18 +263,18 @@ def _cmd_index(args: argparse.Namespace) -> int:
         f"  dictionary: {dictionary.get('symbols')} symbols, {dictionary.get('packages')} packages "
         f"({dictionary.get('files_parsed')} files parsed, {dictionary.get('files_reused')} reused)",
         f"  documents: {stats['files']} files ({stats['files_changed']} changed, {stats['files_removed']} removed)"
-        f"{_sync_words(stats['sync'])}",
+        f"{sync_words(stats['sync'])}",
     ]
     lines.append(f"  ask from anywhere inside {stats['root']} (the index is found from there), or give --index-dir")
     if stats.get("vectors"):
-        lines.append(f"  vectors: {_vectors_text(stats['vectors'])}")
+        lines.append(f"  vectors: {vectors_text(stats['vectors'])}")
     if stats.get("vector_worker"):
         worker = stats["vector_worker"]
         lines.append(
             f"  computing the rest in the background (pid {worker['pid']}, log {worker['log']}); "
             f"`code-alias status` shows how far"
         )
-    skipped = _skipped_once(stats["skipped"])
+    skipped = skipped_once(stats["skipped"])
     if skipped:
         lines.append(f"  skipped {len(skipped)}:")
         lines += [f"    {s['path']}: {s['reason']}" for s in skipped[:20]]
@@ -281,34 +282,6 @@ def _cmd_index(args: argparse.Namespace) -> int:
             lines.append(f"    ... and {len(skipped) - 20} more (use --json)")
     _emit(args, stats, "\n".join(lines))
     return 0
-
-
-def _sync_words(sync: Any) -> str:
-    """What the write to the store did, in words (the raw record stays in --json)."""
-    if not isinstance(sync, dict):
-        return ""
-    if {"documents", "written", "deleted"} <= set(sync):
-        return f"; {sync['documents']:,} chunks in all, {sync['written']:,} written, {sync['deleted']:,} deleted"
-    return "; " + ", ".join(f"{str(key).replace('_', ' ')} {value}" for key, value in sync.items())
-
-
-def _skipped_once(skipped: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """
-    Each skipped path once: the file reader and the dictionary builder both report an excluded folder, the
-    builder as `<repository>:<path>`.
-    """
-    paths = {str(s.get("path")) for s in skipped}
-    once: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    for item in skipped:
-        path = str(item.get("path"))
-        prefix, _, rest = path.partition(":")
-        if rest and "/" not in prefix and rest in paths:
-            path = rest  # the same folder, named with its repository
-        if path not in seen:
-            seen.add(path)
-            once.append(item)
-    return once
 
 
 def _remember_index(root: Path, index_dir: Path) -> None:
@@ -320,12 +293,6 @@ def _remember_index(root: Path, index_dir: Path) -> None:
     if index_dir.is_dir() and not ignore.exists():
         with contextlib.suppress(OSError):
             ignore.write_text("# written by code-alias: the index is rebuilt, never committed\n*\n", encoding="utf-8")
-
-
-def _vectors_text(vectors: dict[str, Any]) -> str:
-    from .indexing.vector_fill import VectorCount
-
-    return VectorCount(embedded=vectors["embedded"], total=vectors["total"]).text()
 
 
 class _VectorBar:
@@ -396,7 +363,7 @@ def _cmd_embed(args: argparse.Namespace) -> int:
     finally:
         bar.close()
     text = (
-        f"Vectors of {search.index_dir}: {_vectors_text(result['vectors'])}; {result['embedded']} computed or taken "
+        f"Vectors of {search.index_dir}: {vectors_text(result['vectors'])}; {result['embedded']} computed or taken "
         f"from the vector cache in {result['seconds']} s"
     )
     _emit(args, result, text)
@@ -454,7 +421,7 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     from .presentation import add_locations, hyperlinks_wanted
 
     add_locations(payload, Path(args.index_dir).expanduser().resolve())
-    _emit(args, payload, _answer_text(payload, links=not args.json and hyperlinks_wanted(sys.stdout)))
+    _emit(args, payload, answer_text(payload, links=not args.json and hyperlinks_wanted(sys.stdout)))
     return 0
 
 
@@ -573,59 +540,6 @@ def _ask_server(args: argparse.Namespace, *, llm: bool) -> dict[str, Any]:
             f"or ask without --server"
         ) from error
     return {**result, "server": args.server}
-
-
-def _answer_text(payload: dict[str, Any], *, links: bool = False) -> str:
-    """
-    The printed answer: the rewrite, then symbols (the question asks for a name, a file and a line), then files;
-    each at its absolute `path:line` (a terminal hyperlink when `links`), with *why* in words.
-    """
-    from .presentation import link, location_text, why_in_words
-
-    rewrite = payload["rewrite"]
-    meta = rewrite.get("meta") or {}
-    used = rewrite.get("used", True)
-    lines = [
-        f"rewrite ({meta.get('mode', 'none') if used else 'off'}, intent {rewrite['intent']}): {rewrite['rewritten']}",
-        f"  symbols: {', '.join(rewrite['symbols']) or '-'}   packages: {', '.join(rewrite['packages']) or '-'}",
-    ]
-    vectors = payload.get("vectors")
-    if payload.get("retrieval") == "lexical" and vectors:
-        lines.insert(0, "retrieval: lexical for now (no chunk vectors yet; `code-alias status` shows how far they are)")
-    elif payload.get("retrieval") == "lexical":
-        lines.insert(0, "retrieval: lexical (BM25 + the rewrite's definitions; no embedding model)")
-    elif vectors:
-        lines.insert(0, f"retrieval: hybrid, with the chunk vectors computed so far: {_vectors_text(vectors)}")
-    if payload.get("server_kind") == "warm":
-        pid = payload["server_pid"]
-        lines.insert(0, f"answered by the warm code-alias server (pid {pid}; `--no-daemon` answers here)")
-    elif payload.get("server"):
-        lines.insert(0, f"answered by the code-alias server at {payload['server']}")
-    if rewrite.get("dropped"):
-        lines.append(f"  dropped (not in the dictionary): {rewrite['dropped']}")
-    if meta.get("fallback"):
-        lines.append(f"  LLM fallback to the dictionary rewrite: {meta['fallback']}")
-    symbols = payload.get("symbols") or []
-    if symbols:
-        lines.append("symbols:")
-    for rank, symbol in enumerate(symbols, 1):
-        span = f"lines {symbol['start_line']}-{symbol['end_line']}" if symbol.get("end_line") else ""
-        lines.append(f"{rank:>2}. {symbol['qualified_name']}  {location_text(symbol, links=links)}  {span}".rstrip())
-        if symbol.get("why"):
-            lines.append(f"      why: {why_in_words(symbol['why'])}")
-    files = payload.get("files") or []
-    if files:
-        lines.append("files:")
-    for rank, item in enumerate(files, 1):
-        hits = ", ".join(
-            f"{h['qualified_name'] or '(module)'} L{h['start_line']}-{h['end_line']}" for h in item["hits"][:3]
-        )
-        first = next((h.get("start_line") for h in item["hits"] if h.get("start_line")), None)
-        shown = link(item.get("location") or item["file_path"], item.get("absolute_path"), first, enabled=links)
-        lines.append(f"{rank:>2}. {shown}  {hits}")
-    if not files:
-        lines.append("no results")
-    return "\n".join(lines)
 
 
 def _load_dictionary(index_dir: str) -> Any:
@@ -760,7 +674,7 @@ def _cmd_status(args: argparse.Namespace) -> int:
     record["vector_fill"] = vectors["fill"]
     record["index_dir"] = str(folder)
     record["warm_server"] = _warm_server_record(folder)
-    _emit(args, record, _status_text(record, vectors))
+    _emit(args, record, status_text(record, vectors))
     return 0
 
 
@@ -770,56 +684,6 @@ def _warm_server_record(folder: Path) -> dict[str, Any] | None:
 
     peer = discover(folder, warn=False)
     return None if peer is None else {"pid": peer.pid, "kind": peer.kind, "address": peer.address}
-
-
-def _status_text(record: dict[str, Any], vectors: dict[str, Any]) -> str:
-    """
-    What a user asks first, first: is it ready, how far are the vectors, is a fill running (its pid); then where
-    the index is, its repositories and the last sync. The raw record is `--json`.
-    """
-    fill = vectors.get("fill") or {}
-    filling = fill.get("state") == "running"
-    count = vectors.get("vectors")
-    if not record.get("documents"):
-        ready = f"no: no index built in {record['index_dir']} (`code-alias index PATH` builds one)"
-    elif vectors.get("retrieval") == "lexical":
-        ready = "yes, lexical (BM25 + the rewrite; built with --lexical)"
-    elif count and count["embedded"] >= count["total"]:
-        ready = "yes, hybrid (BM25 + the rewrite + chunk vectors)"
-    elif count and count["embedded"]:
-        ready = "yes, hybrid with the vectors computed so far"
-    else:
-        ready = "yes, lexical for now (no chunk vectors yet)"
-    lines = [f"ready: {ready}"]
-    if vectors.get("retrieval") != "lexical":
-        fill_text = f"; a fill is running (pid {fill.get('pid')})" if filling else ""
-        if not filling and count and count["embedded"] < count["total"]:
-            fill_text = f"; no fill running ({fill.get('state') or 'none started'}): `code-alias embed` resumes"
-        shown = _vectors_text(count) if count else vectors.get("text", "-")
-        lines.append(f"vectors: {shown}{fill_text}")
-    built = f"dictionary {record['dictionary_version']}, " if record.get("dictionary_version") else ""
-    chunks = f"{record['documents']:,} chunks" if record.get("documents") else "empty"
-    lines.append(f"index: {record['index_dir']} ({built}{chunks})")
-    for name, repo in sorted((record.get("repositories") or {}).items()):
-        lines.append(
-            f"repository {name}: {repo.get('root', '-')}, last indexed {repo.get('last_sync') or '-'}, "
-            f"{'-' if repo.get('documents') is None else repo['documents']} chunks, "
-            f"{'-' if repo.get('symbols') is None else repo['symbols']} symbols"
-            + (f", last error: {repo['last_error']}" if repo.get("last_error") else "")
-        )
-    state = record.get("state")
-    if state == "never":
-        lines.append("last sync: none since `code-alias index` (`code-alias sync` refreshes from the working tree)")
-    else:
-        took = f" in {record['last_seconds']} s" if record.get("last_seconds") is not None else ""
-        error = f": {record['last_error']}" if record.get("last_error") else ""
-        lines.append(
-            f"last sync: {state} at {record.get('last_finished_at') or record.get('last_started_at')}{took}{error}"
-        )
-    server = record.get("warm_server")
-    if server:
-        lines.append(f"server: {'warm' if server['kind'] == 'warm' else 'code-alias serve'} (pid {server['pid']})")
-    return "\n".join(lines)
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
