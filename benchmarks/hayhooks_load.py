@@ -11,6 +11,8 @@ Usage (this repository's own source, the default; the index is built once into .
     python benchmarks/hayhooks_load.py
     python benchmarks/hayhooks_load.py --repo tests/fixtures/acme_repo --requests 500
     python benchmarks/hayhooks_load.py --phases ask --replicas 2 --max-concurrent-asks 16   # two servers, round robin
+    # `code-alias serve` instead: the search page's completions, typing users (7 completions, then an ask), chat
+    python benchmarks/hayhooks_load.py --server serve --phases autocomplete,typing,chat
 
 Prints the figures and writes benchmarks/results/hayhooks_load.json. Traffic goes to 127.0.0.1 only, and every
 phase stops after `--requests` requests or `--max-seconds`, whichever comes first.
@@ -49,6 +51,9 @@ RESULTS = REPO / "benchmarks" / "results" / "hayhooks_load.json"
 CACHE = REPO / ".bench-cache" / "hayhooks-load"
 HAYHOOKS = [sys.executable, "-c", "import sys; from hayhooks.cli import hayhooks_cli; sys.exit(hayhooks_cli())"]
 PHASES = ("ask", "rewrite", "autocomplete")
+#: Phases only `code-alias serve` has: the search page's own calls, and OpenAI-compatible chat.
+SERVE_PHASES = ("typing", "page", "chat")
+CLI = [sys.executable, "-m", "haystack_integrations.components.code_alias.cli"]
 
 # Informal questions about this repository's own code (and a few generic ones that fit any code base).
 QUESTIONS = [
@@ -91,7 +96,21 @@ def latency_summary(seconds: list[float]) -> dict[str, float]:
     }
 
 
+def request_path(phase: str, i: int) -> str:
+    """The route of request `i`: "typing" is a user typing, seven completions then the question (`/page/ask`)."""
+    if phase == "typing":
+        return "/page/ask" if i % 8 == 7 else "/code_alias_autocomplete/run"
+    return {"page": "/page/ask", "chat": "/v1/chat/completions"}.get(phase, f"/code_alias_{phase}/run")
+
+
 def request_body(phase: str, i: int) -> dict[str, Any]:
+    if phase == "typing":
+        return request_body("page" if i % 8 == 7 else "autocomplete", i)
+    if phase == "page":
+        return {"question": QUESTIONS[i % len(QUESTIONS)]}
+    if phase == "chat":
+        messages = [{"role": "user", "content": QUESTIONS[i % len(QUESTIONS)]}]
+        return {"model": "code_alias_ask", "messages": messages, "stream": i % 2 == 1}
     if phase == "ask":
         return {"question": QUESTIONS[i % len(QUESTIONS)], "top_k": 10}
     if phase == "rewrite":
@@ -106,17 +125,23 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def start_server(index_dir: Path, log: Path, extra_env: dict[str, str], startup_seconds: float) -> tuple[Any, str]:
-    """`hayhooks run` on loopback; returns (process, base URL) once every code_alias deployment is up."""
+def start_server(
+    index_dir: Path, log: Path, extra_env: dict[str, str], startup_seconds: float, server: str = "hayhooks"
+) -> tuple[Any, str]:
+    """`hayhooks run` (or `code-alias serve`) on loopback; returns (process, base URL) once every deployment is up."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("HAYHOOKS_")}
     env.update(CODE_ALIAS_INDEX_DIR=str(index_dir), HAYSTACK_TELEMETRY_ENABLED="False", HF_HUB_OFFLINE="1")
     # Our wrappers refuse a Hayhooks that accepts uploads: durable mode is Hayhooks 2.1's fixed set (docs/serving.md).
     env.update(HAYHOOKS_DURABLE_MODE="true")
     env.update(extra_env)
+    if server == "serve":
+        command = [*CLI, "--index-dir", str(index_dir), "serve", "--host", "127.0.0.1", "--port", str(port)]
+    else:
+        command = [*HAYHOOKS, "run", "--pipelines-dir", str(DEPLOYMENTS), "--host", "127.0.0.1", "--port", str(port)]
     with log.open("wb") as handle:
         process = subprocess.Popen(
-            [*HAYHOOKS, "run", "--pipelines-dir", str(DEPLOYMENTS), "--host", "127.0.0.1", "--port", str(port)],
+            command,
             cwd=REPO,
             env=env,
             stdout=handle,
@@ -175,7 +200,7 @@ async def burst(urls: list[str], phase: str, requests: int, concurrency: int, ma
                 started = time.perf_counter()
                 try:
                     client = clients[i % len(clients)]
-                    response = await client.post(f"/code_alias_{phase}/run", json=request_body(phase, i))
+                    response = await client.post(request_path(phase, i), json=request_body(phase, i))
                     statuses[str(response.status_code)] += 1
                     if response.status_code != 200 and len(errors) < 5:
                         errors.append(f"{response.status_code}: {response.text[:300]}")
@@ -190,7 +215,7 @@ async def burst(urls: list[str], phase: str, requests: int, concurrency: int, ma
         wall = time.perf_counter() - started
     failed = sum(n for code, n in statuses.items() if code != "200")
     return {
-        "endpoint": f"/code_alias_{phase}/run",
+        "endpoint": request_path(phase, 0) if phase != "typing" else "7 x autocomplete, 1 x /page/ask",
         "requests": len(latencies),
         "concurrency": concurrency,
         "seconds": round(wall, 3),
@@ -209,7 +234,7 @@ def serial_http(url: str, phase: str, count: int) -> dict[str, float]:
     with httpx.Client(base_url=url, timeout=120) as client:
         for i in range(count):
             started = time.perf_counter()
-            response = client.post(f"/code_alias_{phase}/run", json=request_body(phase, i))
+            response = client.post(request_path(phase, i), json=request_body(phase, i))
             seconds.append(time.perf_counter() - started)
             if response.status_code != 200:
                 raise SystemExit(f"serial {phase} request failed: {response.status_code} {response.text[:300]}")
@@ -289,12 +314,19 @@ def main(argv: list[str] | None = None) -> int:
         metavar="KEY=VALUE",
         help="extra environment of the server, e.g. HAYHOOKS_TRACING_ENABLED=false (repeatable)",
     )
+    parser.add_argument(
+        "--server",
+        choices=("hayhooks", "serve"),
+        default="hayhooks",
+        help="`hayhooks run --pipelines-dir hayhooks` (default) or `code-alias serve` (also has the page and chat)",
+    )
     parser.add_argument("--startup-seconds", type=float, default=300.0)
     parser.add_argument("--output", default=str(RESULTS))
     args = parser.parse_args(argv)
     phases = [p.strip() for p in args.phases.split(",") if p.strip()]
-    if unknown := set(phases) - set(PHASES):
-        parser.error(f"unknown phases {sorted(unknown)}; choose from {', '.join(PHASES)}")
+    known = PHASES + (SERVE_PHASES if args.server == "serve" else ())
+    if unknown := set(phases) - set(known):
+        parser.error(f"unknown phases {sorted(unknown)}; choose from {', '.join(known)} (--server {args.server})")
     if args.requests <= 0 or args.concurrency <= 0:
         parser.error("--requests and --concurrency must be > 0")
 
@@ -317,13 +349,13 @@ def main(argv: list[str] | None = None) -> int:
     log = Path(tempfile.mkdtemp(prefix="hayhooks-load-")) / "server.log"
     started = time.perf_counter()
     servers = [
-        start_server(index_dir, log.with_name(f"server-{n}.log"), server_env, args.startup_seconds)
+        start_server(index_dir, log.with_name(f"server-{n}.log"), server_env, args.startup_seconds, args.server)
         for n in range(args.replicas)
     ]
     urls = [url for _, url in servers]
     url = urls[0]
     startup = round(time.perf_counter() - started, 2)
-    print(f"hayhooks up at {', '.join(urls)} in {startup} s (logs: {log.parent})", flush=True)
+    print(f"{args.server} up at {', '.join(urls)} in {startup} s (logs: {log.parent})", flush=True)
     load: dict[str, Any] = {}
     serial: dict[str, Any] = {}
     try:
@@ -343,7 +375,7 @@ def main(argv: list[str] | None = None) -> int:
     print("in-process comparison ...", flush=True)
     direct = in_process(index_dir, args.in_process, args.torch_threads)
     comparison: dict[str, dict[str, Any]] = {}
-    for phase in phases:
+    for phase in [phase for phase in phases if phase in direct]:  # the page's and chat's have no direct twin
         base = direct[phase]["p95_ms"]
         comparison[phase] = {
             "in_process_p95_ms": base,
@@ -374,7 +406,8 @@ def main(argv: list[str] | None = None) -> int:
             "torch_threads": args.torch_threads,
             "max_concurrent_asks": args.max_concurrent_asks,
             "server_env": server_env,
-            "server": f"{args.replicas} x hayhooks run (1 process each), loopback; the client runs on the same machine",
+            "server": f"{args.replicas} x {'code-alias serve' if args.server == 'serve' else 'hayhooks run'} "
+            "(1 process each), loopback; the client runs on the same machine",
         },
         "index": index,
         "startup_seconds": startup,

@@ -570,3 +570,16 @@ def test_mcp_bad_calls_are_tool_errors_with_a_message(mcp_server: Server) -> Non
         assert result.content and result.content[0].text
         assert "Traceback" not in result.content[0].text
     assert "question is empty" in results[-1].content[0].text
+
+
+def test_openai_chat_under_hayhooks(rest_server: Server) -> None:
+    """Hayhooks' own `/v1/chat/completions` reaches the ask deployment's `run_chat_completion(_async)`."""
+    openai = pytest.importorskip("openai", reason="the chat test needs the `openai` client (the dev extra)")
+    client = openai.OpenAI(base_url=rest_server.url + "/v1", api_key="unused", max_retries=0, timeout=120)
+    assert "code_alias_ask" in [model.id for model in client.models.list()]
+    messages = [{"role": "user", "content": RETRY_QUESTION}]
+    reply = client.chat.completions.create(model="code_alias_ask", messages=messages)
+    text = reply.choices[0].message.content
+    assert "`packages/payments-core/src/retry.ts:6`" in text and "withStripeBackoff" in text
+    streamed = client.chat.completions.create(model="code_alias_ask", messages=messages, stream=True)
+    assert "".join(chunk.choices[0].delta.content or "" for chunk in streamed) == text

@@ -176,7 +176,8 @@ def test_serves_our_deployments(client: httpx.Client) -> None:
     status = client.post("/code_alias_status/run", json={}).json()["result"]
     assert status["ready"] is True and status["documents"] > 0
     paths = set(client.get("/openapi.json").json()["paths"])
-    assert paths == {f"/{name}/run" for name in NAMES} | {"/status"}
+    chat_and_page = {"/v1/models", "/v1/chat/completions", "/page/info", "/page/ask"}  # the page's files: unlisted
+    assert paths == {f"/{name}/run" for name in NAMES} | {"/status"} | chat_and_page
 
 
 def test_deploy_and_undeploy_routes_are_absent(served: Served, client: httpx.Client) -> None:
@@ -190,7 +191,8 @@ def test_deploy_and_undeploy_routes_are_absent(served: Served, client: httpx.Cli
         ("DELETE", "/undeploy/code_alias_status", None),
         ("GET", "/evil/run", None),
         ("POST", "/evil/run", {}),
-        ("POST", "/v1/chat/completions", {"model": "code_alias_ask", "messages": []}),
+        ("POST", "/v1/files", None),  # Hayhooks' OpenAI file upload and Responses API: not served here
+        ("POST", "/v1/responses", {"model": "code_alias_ask", "input": "x"}),
         ("GET", "/draw/code_alias_ask", None),
         ("GET", "/traces", None),
     ]
@@ -342,18 +344,25 @@ def test_oversized_bodies_are_413(served: Served, client: httpx.Client) -> None:
 
 
 def valid_status_call(route: str, content_type: str, body: bytes) -> bool:
-    """`code_alias_status` takes no arguments: any JSON object is a valid call to it (extra keys are ignored)."""
-    if route != "/code_alias_status/run" or content_type != "application/json":
+    """
+    `code_alias_status` takes no arguments: any JSON object is a valid call to it (extra keys are ignored); the
+    page's `/page/ask` answers any string question of at most 2,000 characters.
+    """
+    if route not in ("/code_alias_status/run", "/page/ask") or content_type != "application/json":
         return False
     try:
-        return isinstance(json.loads(body), dict)
+        value = json.loads(body)
     except ValueError:
         return False
+    if route == "/page/ask":
+        return isinstance(value, dict) and set(value) == {"question"} and isinstance(value["question"], str)
+    return isinstance(value, dict)
 
 
 def test_fuzz_malformed_bodies_get_only_4xx(served: Served) -> None:
     rng = random.Random(12)
     routes = [f"/{name}/run" for name in NAMES] + ["/status", "/mcp", "/deploy_files", "/undeploy/x", "/docs"]
+    routes += ["/v1/chat/completions", "/v1/models", "/page/ask", "/page/info", "/"]  # chat and the search page
     fixed: list[bytes] = [
         b"",
         b"{",
@@ -369,6 +378,10 @@ def test_fuzz_malformed_bodies_get_only_4xx(served: Served) -> None:
         b'{"question": "retry", "mode": "\\u0000"}',
         b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "deploy_pipeline"}}',
         b"[" * 5000 + b"]" * 5000,
+        b'{"model": "code_alias_ask", "messages": ' + b"[" * 5000 + b"]" * 5000 + b"}",
+        b'{"model": "code_alias_ask", "messages": [{"role": "user", "content": "\\ud800"}]}',
+        b'{"model": "code_alias_ask", "messages": [{"role": "user", "content": [{"type": "text", "text": null}]}]}',
+        b'{"model": "code_alias_ask", "messages": [{"role": "user", "content": "x"}], "stream": 1}',
         b'{"a":' * 3000 + b"1" + b"}" * 3000,
         json.dumps({"question": "\u202e" * 2000}).encode(),
         b"x" * 70_000,
@@ -389,7 +402,11 @@ def test_fuzz_malformed_bodies_get_only_4xx(served: Served) -> None:
                 ok = 400 <= response.status_code < 500 or (
                     response.status_code == 200 and (route == "/mcp" or valid_status_call(route, content_type, body))
                 )
-                if not ok or b"Traceback" in response.content or len(response.content) > 5000:
+                if (
+                    not ok
+                    or b"Traceback" in response.content
+                    or (response.status_code != 200 and len(response.content) > 5000)
+                ):
                     failures.append((route, content_type, response.status_code, response.content[:200]))
     assert not failures, failures[:5]
     with httpx.Client(base_url=served.url, headers=AUTH, timeout=60) as client:

@@ -18,6 +18,7 @@ from hayhooks.server.utils.base_pipeline_wrapper import BasePipelineWrapper
 from pydantic import Field
 from starlette.datastructures import Headers
 
+from haystack_integrations.components.code_alias.serving.chat import ChatAnswer, CodeChat
 from haystack_integrations.components.code_alias.serving.live import (
     SyncStatus,
     WebhookRefused,
@@ -103,6 +104,32 @@ opening files when you do not know a name or a path; ask one thing per call.
             and `seconds`.
         """
         return self.service.ask(question, top_k, mode, repo=repo, package=package)
+
+    def use_chat_generator(self, generator: Any | None) -> None:
+        """Answer chats with `generator` (a Haystack ChatGenerator) instead of the service's own, if any."""
+        self._chat = CodeChat(self.service, generator=generator)
+
+    def chat(self, messages: Any, body: dict[str, Any] | None = None) -> ChatAnswer:
+        """The chat reply (text and metadata) to an OpenAI `messages` list (`chat.CodeChat.answer`)."""
+        chat: CodeChat | None = getattr(self, "_chat", None)
+        if chat is None or chat.service is not self.service:
+            chat = self._chat = CodeChat(self.service)
+        return chat.answer(messages, body)
+
+    def run_chat_completion(self, model: str, messages: list[dict], body: dict) -> str:
+        """
+        OpenAI-compatible chat (`/v1/chat/completions` under Hayhooks): the last user message is the question.
+
+        The reply is the answer in Markdown, written from the retrieved code with checked `path:start-end`
+        citations when the server has a chat generator, and ends with the citation check's counts.
+        """
+        return self.chat(messages, body).text
+
+    async def run_chat_completion_async(self, model: str, messages: list[dict], body: dict) -> str:
+        """`run_chat_completion` off the event loop (retrieval and generation block)."""
+        from fastapi.concurrency import run_in_threadpool
+
+        return await run_in_threadpool(self.run_chat_completion, model, messages, body)
 
 
 class RewriteWrapper(BasePipelineWrapper):

@@ -40,6 +40,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from haystack_integrations.components.code_alias.serving.page import is_page_asset
 from haystack_integrations.components.code_alias.serving.server_discovery import (
     HELLO_PATH,
     LOOPBACK_NAMES,
@@ -199,8 +200,13 @@ class GuardMiddleware:
             return
         webhook = scope.get("path") == SYNC_PATH  # signed with the webhook secret instead (checked by the route)
         # The challenge comes before the token: a client proves the server before it sends the token to it.
-        open_route = webhook or scope.get("path") == HELLO_PATH
-        if self.token is not None and not open_route and not self._authorized(headers.get("authorization", "")):
+        # The search page's static files hold no data and a browser cannot send a token on navigation (`page.py`).
+        public = scope.get("path") == HELLO_PATH or is_page_asset(scope.get("method", ""), scope.get("path", ""))
+        if (
+            self.token is not None
+            and not (webhook or public)
+            and not self._authorized(headers.get("authorization", ""))
+        ):
             await _send_json(
                 send, 401, "missing or wrong bearer token", [(b"www-authenticate", b'Bearer realm="code-alias"')]
             )
@@ -379,6 +385,8 @@ def build_app(
     settings: ServerSettings | None = None,
     service_settings: ServiceSettings | None = None,
     link: LinkIdentity | None = None,
+    *,
+    chat_generator: Any | None = None,
 ) -> Any:
     """
     The FastAPI app of `code-alias serve`, with the service loaded (index, dictionary, model: once).
@@ -386,6 +394,7 @@ def build_app(
     :param settings: How to listen and whom to answer (default: from the environment).
     :param service_settings: The index and models (default: `ServiceSettings.from_env()`).
     :param link: The announced identity; with it, `POST /code_alias_hello` answers a local client's challenge.
+    :param chat_generator: A Haystack ChatGenerator for the chat answers (default: the service's own, if any).
     :returns: A FastAPI application wrapped in the host check, CORS (only when configured) and the guard.
     """
     from fastapi import FastAPI, Request
@@ -426,6 +435,7 @@ def build_app(
     )
     for name, wrapper in wrappers.items():
         app.add_api_route(**(_sync_route(wrapper) if name == "code_alias_sync" else _run_route(name, wrapper)))
+    _add_browser_and_chat_routes(app, wrappers["code_alias_ask"], chat_generator)
 
     @app.get("/status", tags=["code-alias"])
     async def status() -> dict[str, Any]:
@@ -473,6 +483,17 @@ def _hello_route(link: LinkIdentity) -> dict[str, Any]:
 
     endpoint.__annotations__ = {"body": Hello, "return": JSONResponse}
     return {"path": HELLO_PATH, "endpoint": endpoint, "methods": ["POST"], "include_in_schema": False}
+
+
+def _add_browser_and_chat_routes(app: Any, ask: Any, chat_generator: Any | None) -> None:
+    """The search page (`page.py`) and the OpenAI-compatible chat routes (`openai_routes.py`) of the ask deployment."""
+    from haystack_integrations.components.code_alias.serving.openai_routes import add_openai_routes
+    from haystack_integrations.components.code_alias.serving.page import add_page_routes
+
+    if chat_generator is not None:
+        ask.use_chat_generator(chat_generator)
+    add_openai_routes(app, ask)
+    add_page_routes(app, ask.service)
 
 
 def _version() -> str:

@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 from fastapi import HTTPException
+from haystack import Document
 from haystack.document_stores.errors import DocumentStoreError
 from typing_extensions import NotRequired, TypedDict
 
@@ -312,6 +313,23 @@ def bad_request(message: str, status_code: int = 422) -> HTTPException:
     return HTTPException(status_code=status_code, detail=hide_paths(" ".join(message.split())))
 
 
+def json_object(raw: bytes, what: str, content_type: str | None) -> dict[str, Any]:
+    """
+    A request body that must be a JSON object (`what` says which, for the message): 415 unless it is declared
+    `application/json` (which a cross-site form cannot send without a CORS preflight), 400 when it is not one.
+    """
+    media = (content_type or "").split(";")[0].strip().lower()
+    if media != "application/json" and not (media.startswith("application/") and media.endswith("+json")):
+        raise bad_request(f"send the body as application/json ({what})", 415)
+    try:
+        body = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):  # nesting past Python's stack is not a request either
+        raise bad_request(f"the body must be a JSON object ({what})", 400) from None
+    if not isinstance(body, dict):
+        raise bad_request(f"the body must be a JSON object ({what}), got {type(body).__name__}", 400)
+    return body
+
+
 def _check_text(value: str, name: str) -> None:
     """422 when `value` is not valid Unicode text (a lone surrogate such as "\\ud800" cannot be encoded)."""
     try:
@@ -535,6 +553,12 @@ class CodeAliasService:
         self, question: Any, top_k: Any = 10, mode: Any = "dictionary", repo: Any = None, package: Any = None
     ) -> AskResponse:
         """Ranked files and definitions for a question, and the rewrite used (see the ask wrapper)."""
+        return self.ask_with_chunks(question, top_k, mode, repo, package)[0]
+
+    def ask_with_chunks(
+        self, question: Any, top_k: Any = 10, mode: Any = "dictionary", repo: Any = None, package: Any = None
+    ) -> tuple[AskResponse, list[Document]]:
+        """`ask`'s answer and the retrieved chunks behind it (their code: what the page and the chat quote)."""
         text = check_question(question)
         k = check_int(top_k, "top_k", *TOP_K_RANGE)
         chosen = self._require_mode(mode)
@@ -543,7 +567,16 @@ class CodeAliasService:
         search = self._search()
         with self._slot(), self._backend_errors("ask"):
             answer = search.ask(text, top_k=k, mode=chosen if search.llm else None, repo=repo, package=package)
-        return plain(self._ask_payload(answer, chosen, k))
+        return plain(self._ask_payload(answer, chosen, k)), list(answer.documents)
+
+    def chat_generator(self) -> Any | None:
+        """The warmed ChatGenerator of the LLM query pipeline (the rewriter's own: one model in memory), or None."""
+        if not self.settings.generator_configured:
+            return None
+        pipeline = self._search().query_pipeline
+        if "rewriter" not in pipeline.graph.nodes:
+            return None
+        return getattr(pipeline.get_component("rewriter"), "chat_generator", None)
 
     @staticmethod
     def _ask_payload(answer: AskResult, mode: Mode, top_k: int) -> AskResponse:
