@@ -90,6 +90,7 @@ def test_one_warm_server_serves_racing_asks_a_reindex_and_exits_when_idle(
     first, second = _ask(warm_env, index_dir), _ask(warm_env, index_dir)
     answers = [_answer(first), _answer(second)]
     assert {a["server_kind"] for a in answers} == {"warm"}
+    assert {a["retrieval"] for a in answers} == {"lexical"}  # said as an answer from the asking process says it
     pids = {a["server_pid"] for a in answers}
     assert len(pids) == 1 and _warm_servers(index_dir) == list(pids)  # started once
     assert any(s["qualified_name"].endswith("withStripeBackoff") for s in answers[0]["symbols"])  # type: ignore[attr-defined]
