@@ -13,6 +13,12 @@ Usage (this repository's own source, the default; the index is built once into .
     python benchmarks/hayhooks_load.py --phases ask --replicas 2 --max-concurrent-asks 16   # two servers, round robin
     # `code-alias serve` instead: the search page's completions, typing users (7 completions, then an ask), chat
     python benchmarks/hayhooks_load.py --server serve --phases autocomplete,typing,chat
+    python benchmarks/hayhooks_load.py --server serve --replay-storm 20   # and a storm of replayed webhooks
+
+`--replay-storm RATE` sends, during every load phase, RATE webhook deliveries a second of one and the same push
+(GitLab's token and event id, the same body under fresh ids, and on `code-alias serve` GitHub's signature): the
+first starts a sync, every later one must be acknowledged as a replay (2xx, nothing queued), and neither they nor
+the questions asked meanwhile may fail.
 
 Prints the figures and writes benchmarks/results/hayhooks_load.json. Traffic goes to 127.0.0.1 only, and every
 phase stops after `--requests` requests or `--max-seconds`, whichever comes first.
@@ -54,6 +60,8 @@ PHASES = ("ask", "rewrite", "autocomplete")
 #: Phases only `code-alias serve` has: the search page's own calls, and OpenAI-compatible chat.
 SERVE_PHASES = ("typing", "page", "chat")
 CLI = [sys.executable, "-m", "haystack_integrations.components.code_alias.cli"]
+STORM_SECRET = "hayhooks-load-replay-storm"
+STORM_PATH = "haystack_integrations/components/code_alias/serving/live.py"  # exists in the default --repo
 
 # Informal questions about this repository's own code (and a few generic ones that fit any code base).
 QUESTIONS = [
@@ -228,6 +236,72 @@ async def burst(urls: list[str], phase: str, requests: int, concurrency: int, ma
     }
 
 
+async def replay_storm(url: str, rate: float, stop: asyncio.Event, signed: bool) -> dict[str, Any]:
+    """
+    Webhook deliveries of one push at `rate` a second until `stop`: GitLab's token with the same event id, the same
+    body under fresh ids, and (`signed`: `code-alias serve`) GitHub's HMAC signature under fresh delivery ids.
+    """
+    from haystack_integrations.components.code_alias.serving.live import signature_of
+
+    body = json.dumps({"ref": "refs/heads/main", "commits": [{"id": "1" * 40, "modified": [STORM_PATH]}]}).encode()
+    statuses: Counter[str] = Counter()
+    outcomes: Counter[str] = Counter()
+    errors: list[str] = []
+    sent = 0
+    async with httpx.AsyncClient(base_url=url, timeout=60) as client:
+        while not stop.is_set():
+            headers = {"content-type": "application/json", "x-gitlab-token": STORM_SECRET}
+            kind = sent % 3 if signed else sent % 2
+            if kind == 0:
+                headers["x-gitlab-event-uuid"] = "storm-1"
+            elif kind == 1:
+                headers["x-gitlab-event-uuid"] = f"storm-fresh-{sent}"
+            else:
+                headers = {
+                    "content-type": "application/json",
+                    "x-github-event": "push",
+                    "x-github-delivery": f"storm-gh-{sent}",
+                    "x-hub-signature-256": signature_of(body, STORM_SECRET),
+                }
+            sent += 1
+            try:
+                response = await client.post("/code_alias_sync/run", content=body, headers=headers)
+                statuses[str(response.status_code)] += 1
+                result = response.json().get("result", {}) if response.status_code < 300 else {}
+                outcomes["accepted" if result.get("accepted") else str(result.get("detail", "?")).split(":")[0]] += 1
+                if response.status_code >= 300 and len(errors) < 5:
+                    errors.append(f"{response.status_code}: {response.text[:300]}")
+            except httpx.HTTPError as error:
+                statuses[type(error).__name__] += 1
+                if len(errors) < 5:
+                    errors.append(f"{type(error).__name__}: {error}")
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(stop.wait(), timeout=1.0 / rate)
+    failed = sum(n for code, n in statuses.items() if not code.startswith("2"))
+    return {
+        "sent": sent,
+        "statuses": dict(statuses),
+        "outcomes": dict(outcomes),
+        "errors": failed,
+        "error_samples": errors,
+    }
+
+
+async def burst_with_storm(
+    urls: list[str], phase: str, requests: int, concurrency: int, max_seconds: float, rate: float, signed: bool
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """`burst`, and a `replay_storm` against the first server for as long as it runs (none when `rate` is 0)."""
+    if rate <= 0:
+        return await burst(urls, phase, requests, concurrency, max_seconds), None
+    stop = asyncio.Event()
+    storm = asyncio.create_task(replay_storm(urls[0], rate, stop, signed))
+    try:
+        load = await burst(urls, phase, requests, concurrency, max_seconds)
+    finally:
+        stop.set()
+    return load, await storm
+
+
 def serial_http(url: str, phase: str, count: int) -> dict[str, float]:
     """One request at a time over a kept-alive connection: serving overhead without queueing."""
     seconds: list[float] = []
@@ -320,6 +394,13 @@ def main(argv: list[str] | None = None) -> int:
         default="hayhooks",
         help="`hayhooks run --pipelines-dir hayhooks` (default) or `code-alias serve` (also has the page and chat)",
     )
+    parser.add_argument(
+        "--replay-storm",
+        type=float,
+        default=0.0,
+        metavar="RATE",
+        help="also send RATE replayed webhook deliveries a second during each load phase (0: none)",
+    )
     parser.add_argument("--startup-seconds", type=float, default=300.0)
     parser.add_argument("--output", default=str(RESULTS))
     args = parser.parse_args(argv)
@@ -341,6 +422,8 @@ def main(argv: list[str] | None = None) -> int:
         "CODE_ALIAS_TORCH_THREADS": str(args.torch_threads),
         "CODE_ALIAS_MAX_CONCURRENT_ASKS": str(args.max_concurrent_asks),
     }
+    if args.replay_storm > 0:
+        server_env["CODE_ALIAS_WEBHOOK_SECRET"] = STORM_SECRET
     for item in args.server_env:
         key, sep, value = item.partition("=")
         if not sep or not key:
@@ -358,14 +441,28 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{args.server} up at {', '.join(urls)} in {startup} s (logs: {log.parent})", flush=True)
     load: dict[str, Any] = {}
     serial: dict[str, Any] = {}
+    storms: dict[str, Any] = {}
     try:
         for phase in phases:
             asyncio.run(burst(urls, phase, min(50, args.requests), args.concurrency, 60.0))  # warm the servers up
             serial[phase] = serial_http(url, phase, args.serial)
             print(f"{phase}: one at a time over HTTP {serial[phase]}", flush=True)
-            load[phase] = asyncio.run(burst(urls, phase, args.requests, args.concurrency, args.max_seconds))
+            load[phase], storm = asyncio.run(
+                burst_with_storm(
+                    urls,
+                    phase,
+                    args.requests,
+                    args.concurrency,
+                    args.max_seconds,
+                    args.replay_storm,
+                    args.server == "serve",
+                )
+            )
             figures = {k: v for k, v in load[phase].items() if k not in ("error_samples", "endpoint")}
             print(f"{phase}: {args.concurrency} concurrent {figures}", flush=True)
+            if storm is not None:
+                storms[phase] = storm
+                print(f"{phase}: replay storm meanwhile {storm}", flush=True)
             for sample in load[phase]["error_samples"]:
                 print(f"  error: {sample}", flush=True)
     finally:
@@ -408,15 +505,20 @@ def main(argv: list[str] | None = None) -> int:
             "server_env": server_env,
             "server": f"{args.replicas} x {'code-alias serve' if args.server == 'serve' else 'hayhooks run'} "
             "(1 process each), loopback; the client runs on the same machine",
+            "replay_storm_per_second": args.replay_storm,
         },
         "index": index,
         "startup_seconds": startup,
         "load": load,
+        "replay_storm": storms or None,
         "serial_http": serial,
         "in_process": direct,
         "comparison": comparison,
         "targets": {
-            "zero_errors": all(load[p]["errors"] == 0 for p in phases),
+            "zero_errors": all(load[p]["errors"] == 0 for p in phases)
+            and all(storm["errors"] == 0 for storm in storms.values()),
+            # One push, delivered over and over: one sync in all (the first delivery), every other one a replay.
+            "one_sync_per_push": not storms or sum(s["outcomes"].get("accepted", 0) for s in storms.values()) == 1,
             "ask_p95_within_3x_in_process_serial": bool(ask) and ask["serial_ratio"] <= 3,
             "ask_p95_within_3x_in_process_loaded": bool(ask) and ask["loaded_ratio"] <= 3,
         },
@@ -425,7 +527,7 @@ def main(argv: list[str] | None = None) -> int:
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(f"targets: {report['targets']}\nwrote {output}", flush=True)
-    return 0 if report["targets"]["zero_errors"] else 1
+    return 0 if report["targets"]["zero_errors"] and report["targets"]["one_sync_per_push"] else 1
 
 
 if __name__ == "__main__":

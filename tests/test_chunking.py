@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import random
 from pathlib import Path
 from typing import Any
@@ -172,3 +173,41 @@ def test_parts_follow_the_kept_lines_of_a_reduced_body() -> None:
 def test_max_lines_must_be_positive() -> None:
     with pytest.raises(ValueError, match="max_lines must be >= 1"):
         chunk_file("x = 1\n", [], max_lines=0)
+
+
+def test_a_file_of_too_many_definitions_is_indexed_as_text(tmp_path: Path) -> None:
+    """A 1 MB file of one-line definitions made a dictionary entry and a chunk of each: 89 MB of index."""
+    from haystack_integrations.components.code_alias.core.chunking import MAX_DEFINITIONS_PER_FILE
+    from haystack_integrations.components.code_alias.indexing.dictionary_handle import DictionaryHandle
+    from haystack_integrations.components.code_alias.paths import DICTIONARY_FILE
+    from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
+    from tests.conftest import write_tree
+
+    count = MAX_DEFINITIONS_PER_FILE + 1
+    repo = write_tree(
+        tmp_path / "repo",
+        {
+            "pkg/generated.py": "".join(f"def f{i}():0\n" for i in range(count)),
+            "pkg/retry.py": 'def retry_payment(charge):\n    """Retry a failed card charge."""\n    return charge()\n',
+        },
+    )
+    search = CodeSearch(tmp_path / "index", lexical=True)
+    stats = search.index(repo)
+    [skip] = [s for s in stats["skipped"] if s["path"].endswith("pkg/generated.py")]
+    assert (
+        skip["reason"]
+        == f"{count:,} definitions > limit 5,000 (generated code?): indexed as text, without its definitions"
+    )
+    dictionary = DictionaryHandle.for_path(search.index_dir / DICTIONARY_FILE).dictionary
+    assert [s.name for s in dictionary.symbols] == ["retry_payment"]
+    store = search.query_pipeline.get_component("bm25_retriever").document_store
+    chunks = [d for d in store.filter_documents() if d.meta["file_path"] == "pkg/generated.py"]
+    assert len(chunks) == -(-count // 400) and all(c.meta["symbol"] is None for c in chunks)  # 400-line windows
+    assert search.ask("f4242", top_k=3).files[0]["file_path"] == "pkg/generated.py"  # its text is still found
+    assert search.ask("retry payment", top_k=1).files[0]["file_path"] == "pkg/retry.py"
+    again = search.index(repo)  # a refresh keeps it so, without a second parse in the splitter
+    assert again["files_changed"] == 0 and [s.name for s in dictionary.symbols] == ["retry_payment"]
+    os.utime(repo / "pkg/generated.py")  # touched, same content: the previous parse stands
+    touched = search.index(repo)
+    assert touched["dictionary"]["files_parsed"] == 0, touched["dictionary"]
+    assert any(s["path"].endswith("pkg/generated.py") for s in touched["skipped"])

@@ -15,7 +15,7 @@ import pytest
 
 from haystack_integrations.components.code_alias.core.builder import DictionaryBuilder
 from haystack_integrations.components.code_alias.core.model import DictionaryError
-from haystack_integrations.components.code_alias.indexing import index_delta, index_files
+from haystack_integrations.components.code_alias.indexing import documents_file, index_delta, index_files
 from haystack_integrations.components.code_alias.indexing import store as store_module
 from haystack_integrations.components.code_alias.indexing.dictionary_handle import DictionaryHandle
 from haystack_integrations.components.code_alias.paths import DICTIONARY_FILE
@@ -265,7 +265,7 @@ def test_asks_between_the_save_and_the_handover_keep_the_old_build_without_readi
         with monkeypatch.context() as patch:
             patch.setattr(index_delta, "load_documents", no_read)
             patch.setattr(index_delta, "load_dictionary", no_read)
-            patch.setattr(store_module, "read_documents", no_read)
+            patch.setattr(documents_file, "read_documents", no_read)
             seen.append(set(query.ask("where is charge_twice?").rewrite["symbols"]))
         return out
 

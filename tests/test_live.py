@@ -151,6 +151,30 @@ def test_unsigned_and_badly_signed_requests_get_401_and_change_nothing(served: S
     assert SECRET not in served.log_tail()
 
 
+def test_a_deep_signed_body_is_a_422_and_the_connection_survives(served: Served) -> None:
+    """50,000 brackets, signed: `json.loads` raised RecursionError in the route, a plain 500 and a reset connection."""
+    import http.client
+
+    before = index_state(served)
+    body = b'{"paths": ' + b"[" * 50_000 + b"]" * 50_000 + b"}"
+    connection = http.client.HTTPConnection(served.host, served.port, timeout=60)
+    try:
+        connection.request("POST", SYNC, body=body, headers=signed(body))
+        response = connection.getresponse()
+        text = response.read()
+        assert response.status == 422, (response.status, text[:200])
+        assert b"nests deeper" in text
+        connection.request(
+            "POST", "/code_alias_status/run", body=b"{}", headers={**AUTH, "content-type": "application/json"}
+        )
+        again = connection.getresponse()
+        assert again.status == 200, again.read()[:200]
+        again.read()
+    finally:
+        connection.close()
+    assert index_state(served) == before
+
+
 # ---- a signed push ----------------------------------------------------------------------------------------------
 def test_signed_push_renames_a_function_and_asks_keep_answering(served: Served, client: httpx.Client) -> None:
     old_version = sync_status(client)["dictionary_version"]
@@ -284,6 +308,39 @@ def run_cli(served: Served, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def test_a_replayed_delivery_is_acknowledged_without_a_sync(served: Served, client: httpx.Client) -> None:
+    """The same signed delivery 20 times was 20 x 202, each queueing a sync."""
+    body = push_body(["packages/payments-core/src/client.ts"], full_name="acme/acme_repo")
+    first = httpx.post(served.url + SYNC, content=body, headers={**signed(body), "x-github-delivery": "d-1"})
+    assert first.status_code == 202, first.text
+    done = wait_for_sync(client, first.json()["result"]["sync_id"])
+    replies = []
+    for attempt in range(20):  # the same id, then fresh ids on the same signed body: no signature covers the id
+        delivery = "d-1" if attempt < 10 else f"forged-{attempt}"
+        replies.append(
+            httpx.post(served.url + SYNC, content=body, headers={**signed(body), "x-github-delivery": delivery})
+        )
+    assert all(r.status_code == 200 for r in replies), [(r.status_code, r.text) for r in replies]
+    results = [r.json()["result"] for r in replies]
+    assert all(r["accepted"] is False and r["detail"].startswith("replay:") for r in results), results[:2]
+    assert all("sync_id" not in r for r in results)
+    # GitLab: a delivery id seen before is a replay, whatever the body
+    gitlab = {"x-gitlab-token": SECRET, "x-gitlab-event-uuid": "e-7"}
+    fresh = httpx.post(served.url + SYNC, json={"paths": [RETRY_FILE]}, headers=gitlab)
+    assert fresh.status_code == 202, fresh.text
+    done = wait_for_sync(client, fresh.json()["result"]["sync_id"])
+    again = httpx.post(served.url + SYNC, json={"paths": ["README.md"]}, headers=gitlab)
+    assert again.status_code == 200 and again.json()["result"]["accepted"] is False
+    # a GitHub push older than the window (a restarted server's log no longer has it) is stale
+    old = json.loads(push_body([RETRY_FILE]))
+    old["repository"]["pushed_at"] = int(time.time()) - 2 * 3600
+    stale_body = json.dumps(old).encode()
+    stale = httpx.post(served.url + SYNC, content=stale_body, headers=signed(stale_body))
+    assert stale.status_code == 200 and stale.json()["result"]["detail"].startswith("stale:")
+    time.sleep(0.3)
+    assert sync_status(client)["last_sync_id"] == done["last_sync_id"]  # nothing ran after the fresh ones
+
+
 # ---- the pieces, without a server ----------------------------------------------------------------------------------
 def test_verify_request() -> None:
     body = b'{"paths": ["a.py"]}'
@@ -374,3 +431,23 @@ def test_sync_ids_go_on_after_a_server_restart(tmp_path: Path) -> None:
     assert queued["sync_id"] > ids[-1]
     assert restarted.wait(queued["sync_id"], timeout=120)
     assert read_status(index_dir)["last_sync_id"] == queued["sync_id"]
+
+
+def test_delivery_log_window_and_bound() -> None:
+    from haystack_integrations.components.code_alias.serving.live import DeliveryLog, delivery_keys
+
+    log = DeliveryLog(window=60, limit=3)
+    assert log.replayed(["a"], now=1000) is None
+    assert (log.replayed(["x", "a"], now=1030) or "").startswith("replay: this delivery was received 30 s ago")
+    assert log.replayed(["a"], now=1061) is None  # past the window: forgotten
+    for key in ("b", "c", "d"):
+        assert log.replayed([key], now=1062) is None
+    assert log.replayed(["a"], now=1063) is None  # bounded: the oldest went first
+    assert (log.replayed([], pushed=900, now=1000) or "").startswith("stale: pushed 100 s ago")
+    push = parse_push(json.loads(push_body(["a.py"])))
+    plain = PushRequest("paths", None, ("a.py",))
+    assert delivery_keys({}, b"{}", None, plain) == []  # a cron job's request may come again
+    assert delivery_keys({"x-github-delivery": "g"}, b"{}", None, plain) == ["x-github-delivery:g"]
+    keys = delivery_keys({}, push_body(["a.py"]), None, push)
+    assert len(keys) == 1 and keys[0].startswith("body:")
+    assert keys != delivery_keys({}, push_body(["b.py"]), None, push)

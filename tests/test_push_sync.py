@@ -11,6 +11,7 @@ import pytest
 from haystack import Document
 from haystack.document_stores.in_memory import InMemoryDocumentStore
 
+from haystack_integrations.components.code_alias.indexing import documents_file
 from haystack_integrations.components.code_alias.indexing import store as store_module
 from haystack_integrations.components.code_alias.indexing.dictionary_handle import DictionaryHandle
 from haystack_integrations.components.code_alias.indexing.index_files import current_manifest
@@ -98,7 +99,7 @@ def test_the_new_build_serves_without_reading_the_documents_back(
     def no_read(path: Path) -> list[Document]:
         raise AssertionError(f"{path} was read back")
 
-    monkeypatch.setattr(store_module, "read_documents", no_read)
+    monkeypatch.setattr(documents_file, "read_documents", no_read)
     indexer.sync(tree, paths=["pkg/payments.py"])
     after = current_manifest(index_dir)
     assert before is not None and after is not None and after.build != before.build

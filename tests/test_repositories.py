@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from haystack import Document
@@ -23,7 +25,12 @@ from haystack_integrations.components.code_alias.core.repositories import (
     without_repository,
 )
 from haystack_integrations.components.code_alias.indexing import index_delta, index_files
-from haystack_integrations.components.code_alias.indexing.repositories import read_repositories, repository_filters
+from haystack_integrations.components.code_alias.indexing.repositories import (
+    UnknownFilterError,
+    read_repositories,
+    repository_filters,
+    resolve_filter_names,
+)
 from haystack_integrations.components.code_alias.indexing.sync import IndexSyncPlanner, IndexSyncWriter
 from haystack_integrations.components.code_alias.paths import DICTIONARY_FILE
 from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
@@ -108,6 +115,32 @@ def test_removing_a_repository_leaves_the_other_answering(two_repos: tuple[CodeS
     assert sorted(current_dictionary(search.index_dir).repositories) == ["alpha", "team/beta"]
 
 
+def test_one_tree_has_one_name(two_repos: tuple[CodeSearch, Path, Path], tmp_path: Path) -> None:
+    """`ALPHA`, `alpha/../x` and another name for an indexed tree were new repositories: every chunk held again."""
+    search, alpha, beta = two_repos
+    assert search.index(alpha, repo="ALPHA")["repo"] == "alpha"  # any case: the name it has
+    assert search.index(beta, repo="team//beta/")["repo"] == "team/beta"  # slashes normalised
+    assert search.index(beta, repo="TEAM\\Beta")["repo"] == "team/beta"
+    for given, message in (
+        ("team/beta/../alpha", "no '.' or '..' parts"),
+        ("./team/beta", "no '.' or '..' parts"),
+        ("other-name", "is already indexed as 'team/beta'"),
+        ("alpha", "is already indexed as 'team/beta'"),  # another tree's name
+    ):
+        with pytest.raises(RepositoryNameError, match=re.escape(message)):
+            search.index(beta, repo=given)
+    assert sorted(current_dictionary(search.index_dir).repositories) == ["alpha", "team/beta"]
+    assert sorted(read_repositories(search.index_dir)) == ["alpha", "team/beta"]
+    files = [f["file_path"] for f in search.ask("retry_payment", top_k=20).files]
+    assert files.count("pkg/retry.py") == 1
+    # A new tree whose default name is taken in another case is that repository (a clone moved elsewhere).
+    moved = write_tree(tmp_path / "ALPHA", ALPHA)
+    assert search.index(moved)["repo"] == "alpha"
+    assert read_repositories(search.index_dir)["alpha"]["root"] == str(moved.resolve())
+    assert search.remove_repository("TEAM/BETA")["repo"] == "team/beta"  # removing takes any case too
+    assert sorted(read_repositories(search.index_dir)) == ["alpha"]
+
+
 def test_repo_filter_returns_only_that_repositorys_files(two_repos: tuple[CodeSearch, Path, Path]) -> None:
     search, _, _ = two_repos
     unfiltered = search.ask("shared_helper retry payment newsletter", top_k=20)
@@ -118,7 +151,46 @@ def test_repo_filter_returns_only_that_repositorys_files(two_repos: tuple[CodeSe
         assert all(d.meta.get("repo") == name for d in filtered.documents)
     both = search.ask("shared_helper", repo=["alpha", "team/beta"])
     assert {f.get("repo") for f in both.files} == {"alpha", "team/beta"}
-    assert search.ask("shared_helper", repo="nobody").files == []
+    assert search.ask("shared_helper", repo="TEAM/Beta").files[0]["repo"] == "team/beta"  # any case: the same name
+
+
+@pytest.mark.parametrize(
+    ("filters", "message"),
+    [
+        ({"repo": "nobody"}, "repo: no repository 'nobody' in this index; its repositories: alpha, team/beta"),
+        ({"repo": ["alpha", "team/bet"]}, "no repository 'team/bet' in this index (did you mean team/beta?)"),
+        ({"package": "no-such-package"}, "package: no package 'no-such-package' in this index; it holds no packages"),
+    ],
+)
+def test_an_unknown_filter_is_an_error_naming_the_known_values(
+    two_repos: tuple[CodeSearch, Path, Path], filters: dict[str, Any], message: str
+) -> None:
+    """It answered nothing (while the rewrite still named the other repositories' symbols)."""
+    search, _, _ = two_repos
+    with pytest.raises(UnknownFilterError) as caught:
+        search.ask("shared_helper", **filters)
+    assert message in str(caught.value)
+    assert caught.value.field == next(iter(filters))
+
+
+def test_resolve_filter_names() -> None:
+    known = ["@acme/payments-core", "acme-auth", "Django"]
+    aliases = {"@acme/payments-core": ("payments-core",), "acme-auth": ("acme_auth", "auth"), "Django": ("django",)}
+    assert resolve_filter_names(None, "package", known) is None
+    assert resolve_filter_names("acme-auth", "package", known) == "acme-auth"
+    assert resolve_filter_names("DJANGO", "package", known) == "Django"
+    assert resolve_filter_names(["payments-core", "auth"], "package", known, aliases) == [
+        "@acme/payments-core",
+        "acme-auth",
+    ]
+    with pytest.raises(UnknownFilterError, match=r"its packages: @acme/payments-core, Django, acme-auth$"):
+        resolve_filter_names("nope", "package", known, aliases)
+    with pytest.raises(UnknownFilterError, match="and 5 more"):
+        resolve_filter_names("nope", "package", [f"p{i:02}" for i in range(25)])
+    with pytest.raises(UnknownFilterError, match="'x'"):  # "x" is an alias of two packages: which one is unsaid
+        resolve_filter_names("x", "package", ["a", "b"], {"a": ("x",), "b": ("x",)})
+    with pytest.raises(ValueError, match="repo"):
+        resolve_filter_names("", "repo", known)
 
 
 def test_status_lists_each_repository(two_repos: tuple[CodeSearch, Path, Path]) -> None:
@@ -153,6 +225,10 @@ def test_cli_index_remove_and_filtered_ask(tmp_path: Path, capsys: pytest.Captur
     assert "repository a:" in status and "repository b:" in status
     assert main(["index", "--index-dir", index, "--remove-repo", "a"]) == 0
     assert "repositories left: b" in capsys.readouterr().out
+    for flag, value, named in (("--repo", "nosuch", "its repositories: b"), ("--package", "nosuch", "no package")):
+        assert main(["ask", "shared_helper", "--index-dir", index, flag, value]) != 0
+        captured = capsys.readouterr()
+        assert f"'{value}'" in captured.err and named in captured.err and not captured.out
     assert sorted(current_dictionary(Path(index)).repositories) == ["b"]
 
 
@@ -169,9 +245,25 @@ def test_rest_ask_filters_and_bad_filter_values(two_repos: tuple[CodeSearch, Pat
         good = client.post("/code_alias_ask/run", json={"question": "shared_helper", "repo": "alpha"})
         assert good.status_code == 200, good.text
         assert {f["repo"] for f in good.json()["result"]["files"]} == {"alpha"}
-        package = client.post("/code_alias_ask/run", json={"question": "shared_helper", "package": "no-such-package"})
-        assert package.status_code == 200 and package.json()["result"]["files"] == []
-        for bad in ({"repo": ""}, {"repo": 7}, {"repo": ["alpha"]}, {"package": "x" * 201}, {"package": {"a": 1}}):
+        several = client.post("/code_alias_ask/run", json={"question": "shared_helper", "repo": ["alpha", "team/beta"]})
+        assert several.status_code == 200 and {f["repo"] for f in several.json()["result"]["files"]} == {
+            "alpha",
+            "team/beta",
+        }
+        for unknown, named in (
+            ({"package": "no-such-package"}, "no package"),
+            ({"repo": "nobody"}, "alpha, team/beta"),
+        ):
+            answer = client.post("/code_alias_ask/run", json={"question": "shared_helper", **unknown})
+            assert answer.status_code == 422 and named in answer.json()["detail"], answer.text
+        for bad in (
+            {"repo": ""},
+            {"repo": 7},
+            {"repo": []},
+            {"repo": [""]},
+            {"package": "x" * 201},
+            {"package": {"a": 1}},
+        ):
             answer = client.post("/code_alias_ask/run", json={"question": "shared_helper", **bad})
             assert 400 <= answer.status_code < 500, (bad, answer.status_code, answer.text)
         status = client.post("/code_alias_status/run", json={})
@@ -185,10 +277,13 @@ def test_service_rejects_bad_filter_values_with_422(two_repos: tuple[CodeSearch,
 
     search, _, _ = two_repos
     service = CodeAliasService(ServiceSettings(index_dir=search.index_dir, lexical=True))
-    for repo in ("   ", 3, ["x"] * 51):
+    for repo in ("   ", 3, ["x"] * 51, "nobody", ["alpha", 3]):
         with pytest.raises(HTTPException) as caught:
             service.ask("shared_helper", repo=repo)
         assert caught.value.status_code == 422
+    with pytest.raises(HTTPException) as caught:
+        service.ask("shared_helper", repo="nobody")
+    assert caught.value.detail == "repo: no repository 'nobody' in this index; its repositories: alpha, team/beta"
 
 
 # ---- units --------------------------------------------------------------------------------------------------------
@@ -220,7 +315,8 @@ def test_repository_names() -> None:
     assert remote_repo_name("https://github.com/psf/requests/") == "psf/requests"
     assert remote_repo_name("not a url") is None
     assert check_repo_name("owner/name-1.2") == "owner/name-1.2"
-    for bad in ("", "-x", "a b", "x" * 201, "a\nb"):
+    assert check_repo_name("/acme//payments/") == "acme/payments"
+    for bad in ("", "-x", "a b", "x" * 201, "a\nb", "a/../b", "..", "a/.", "/", 7):
         with pytest.raises(RepositoryNameError):
             check_repo_name(bad)
 

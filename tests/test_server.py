@@ -158,6 +158,10 @@ def test_cli_asks_the_running_server(
     assert cli.main(argv) == 0
     text = capsys.readouterr().out
     assert text.startswith(f"answered by the code-alias server at {served.url}") and "retry.ts" in text
+    assert cli.main([*argv, "--repo", "nosuch"]) == cli.EXIT_ERROR  # the server's 422, its known names said
+    assert "answered 422: repo: no repository 'nosuch' in this index; its repositories: acme_repo" in (
+        capsys.readouterr().err
+    )
     monkeypatch.setenv("CODE_ALIAS_API_TOKEN", "wrong")
     assert cli.main(argv) == cli.EXIT_ERROR
     assert "answered 401" in capsys.readouterr().err
@@ -246,6 +250,30 @@ def test_mcp_lists_only_our_tools_and_refuses_deploy(served: Served) -> None:
     assert bad.isError and "Traceback" not in bad.content[0].text
 
 
+def test_an_unknown_filter_is_a_422_naming_the_known_values_on_rest_and_mcp(
+    served: Served, client: httpx.Client
+) -> None:
+    """Both answered nothing (200, no symbols) while the rewrite still named symbols of the index."""
+    pytest.importorskip("mcp")
+    rest = client.post("/code_alias_ask/run", json={"question": RETRY_QUESTION, "repo": "nosuch"})
+    assert rest.status_code == 422 and rest.json()["detail"] == (
+        "repo: no repository 'nosuch' in this index; its repositories: acme_repo"
+    )
+    package = client.post("/code_alias_ask/run", json={"question": RETRY_QUESTION, "package": "@acme/payments-cor"})
+    assert package.status_code == 422
+    assert "(did you mean @acme/payments-core?)" in package.json()["detail"]
+    assert "fx-rates" in package.json()["detail"]
+    alias = client.post("/code_alias_ask/run", json={"question": RETRY_QUESTION, "package": "payments-core"})
+    assert alias.status_code == 200
+    assert alias.json()["result"]["files"][0]["file_path"] == "packages/payments-core/src/retry.ts"
+
+    async def calls(session: Any) -> Any:
+        return await session.call_tool("code_alias_ask", {"question": RETRY_QUESTION, "repo": "nosuch"})
+
+    answer = mcp_call(served, calls)
+    assert answer.isError and "its repositories: acme_repo" in answer.content[0].text
+
+
 # ---- who may call --------------------------------------------------------------------------------------------------
 def test_without_the_token_every_route_is_401(served: Served) -> None:
     with httpx.Client(base_url=served.url, timeout=30) as anonymous:
@@ -323,6 +351,58 @@ def test_bad_request_is_a_short_4xx_and_the_connection_survives(served: Served, 
         assert json.loads(again.read())["result"]["files"]
     finally:
         connection.close()
+
+
+DEEP_ASK = b'{"question": ' + b"[" * 30_000 + b"]" * 30_000 + b"}"
+DEEP_MCP = (
+    b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "code_alias_ask", "arguments": '
+    b'{"question": ' + b"[" * 30_000 + b"]" * 30_000 + b"}}}"
+)
+MCP_HEADERS = {"accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18"}
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "extra"),
+    [
+        ("/code_alias_ask/run", DEEP_ASK, {}),
+        ("/code_alias_rewrite/run", b"{" * 20_000 + b"}" * 20_000, {}),
+        ("/mcp", DEEP_MCP, MCP_HEADERS),
+        ("/mcp", b"[" * 1_000 + b"]" * 1_000, MCP_HEADERS),  # under the recursion limit: still refused
+    ],
+    ids=["ask", "rewrite", "mcp-tools-call", "mcp-1000"],
+)
+def test_deep_json_is_a_4xx_and_the_connection_survives(
+    served: Served, path: str, body: bytes, extra: dict[str, str]
+) -> None:
+    """Thousands of nested brackets (under the body limit) made `json.loads` raise RecursionError: MCP answered 500."""
+    assert len(body) < 64 * 1024
+    connection = http.client.HTTPConnection(served.host, served.port, timeout=60)
+    headers = {**AUTH, "content-type": "application/json"}
+    try:
+        connection.request("POST", path, body=body, headers={**headers, **extra})
+        response = connection.getresponse()
+        text = response.read()
+        assert 400 <= response.status < 500, (response.status, text[:300])
+        assert b"nests deeper than 64 levels" in text and len(text) < 500
+        if path == "/mcp":  # what an MCP client understands: a JSON-RPC parse error
+            assert json.loads(text)["error"]["code"] == -32700
+        connection.request("POST", "/code_alias_ask/run", body=GOOD, headers=headers)  # same connection
+        again = connection.getresponse()
+        assert again.status == 200 and json.loads(again.read())["result"]["files"]
+    finally:
+        connection.close()
+    assert "RecursionError" not in served.log_tail()
+
+
+def test_too_deep_counts_brackets_outside_strings() -> None:
+    from haystack_integrations.components.code_alias.serving.json_depth import too_deep
+
+    assert not too_deep(json.dumps({"q": "[" * 10_000 + "{" * 10_000}).encode())  # inside a string: no depth
+    assert not too_deep(json.dumps({"q": '\\"[[[' * 100}).encode())  # escaped quotes keep the string open
+    assert not too_deep(json.dumps([[1, 2]] * 5_000).encode())  # many brackets, 2 deep
+    assert not too_deep(b"[" * 64 + b"]" * 64) and too_deep(b"[" * 65 + b"]" * 65)
+    assert too_deep(b'{"a": ' * 65 + b"1" + b"}" * 65)
+    assert too_deep(b'"unterminated [' + b"[" * 100)  # not JSON: measured conservatively
 
 
 def test_oversized_bodies_are_413(served: Served, client: httpx.Client) -> None:

@@ -41,11 +41,13 @@ _EXPORTS = {
     "IndexSyncWriter": "indexing.sync",
     "AliasDictionary": "core.model",
     "HintIndex": "core.hints",
+    "CodeAliasError": "errors",
 }
 
 __all__ = [
     "AliasDictionary",
     "AliasDictionaryBuilder",
+    "CodeAliasError",
     "CodeBM25Retriever",
     "CodeDocumentEmbedder",
     "CodeEmbeddingRetriever",
@@ -68,6 +70,7 @@ __all__ = [
 if TYPE_CHECKING:
     from .core.hints import HintIndex
     from .core.model import AliasDictionary
+    from .errors import CodeAliasError
     from .indexing.dictionary_builder import AliasDictionaryBuilder
     from .indexing.reader import CodeFileReader
     from .indexing.splitter import CodeSplitter

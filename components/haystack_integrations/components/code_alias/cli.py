@@ -9,11 +9,15 @@ import argparse
 import contextlib
 import json
 import os
+import subprocess
 import sys
+import urllib.error
+import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .errors import CodeAliasError
 from .paths import DEFAULT_INDEX_DIR, DICTIONARY_FILE, INDEX_DIR_ENV, find_index_dir, git_root, index_dir_for_root
 from .presentation import answer_text, skipped_once, status_text, sync_words, vectors_text
 from .progress import progress_disabled
@@ -333,8 +337,6 @@ def _interrupted(search: Any) -> int:
 
 def _start_vector_worker(args: argparse.Namespace) -> dict[str, Any]:
     """A detached `code-alias embed` that fills the vectors after this command returns (its output: vectors.log)."""
-    import subprocess
-
     from .indexing.vector_fill import LOG_FILE, record_fill_started
 
     folder = Path(args.index_dir).expanduser().resolve()
@@ -462,7 +464,7 @@ def _ask_here(args: argparse.Namespace, *, llm: bool) -> dict[str, Any]:
     return payload
 
 
-class ServerUnreachableError(RuntimeError):
+class ServerUnreachableError(RuntimeError, CodeAliasError):
     """No code-alias server answered at the given address."""
 
 
@@ -506,9 +508,6 @@ def _ask_server(args: argparse.Namespace, *, llm: bool) -> dict[str, Any]:
     Answer through a running `code-alias serve` (its index, its loaded model): no import of the pipelines here,
     so a hybrid question costs the request instead of the model's start-up.
     """
-    import urllib.error
-    import urllib.request
-
     from .serving.server_discovery import TOKEN_ENV
 
     unsupported = [flag for flag, on in (("--no-rewrite", args.no_rewrite), ("--lexical", args.lexical)) if on]

@@ -12,11 +12,14 @@ through `disable_progress`).
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
+
+from tqdm import tqdm
 
 PROGRESS_ENV = "CODE_ALIAS_PROGRESS"
 # Seconds a piece of work runs before its bar appears (tqdm's `delay`): short work prints nothing.
@@ -95,7 +98,6 @@ def progress_bar(iterable: Iterable[Any] | None = None, *, enabled: bool = True,
     :returns: A `tqdm.tqdm` (disabled bars cost nothing and print nothing).
     :raises ValueError: `$CODE_ALIAS_PROGRESS_DELAY` is not a number of seconds.
     """
-    from tqdm import tqdm
 
     if "delay" not in kwargs:
         text = os.environ.get(DELAY_ENV, "").strip()
@@ -112,7 +114,6 @@ def quiet_model_loading() -> Iterator[None]:
     While a model loads: no transformers progress bar ("Loading weights") and only errors from the model
     libraries' loggers. Each setting is put back afterwards.
     """
-    import logging
 
     loggers = [logging.getLogger(name) for name in _MODEL_LOGGERS]
     levels = [logger.level for logger in loggers]  # restored afterwards

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import logging
 import multiprocessing
 import os
 import stat
+import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -25,6 +27,8 @@ from typing import Any
 
 import yaml
 
+from ..errors import CodeAliasError
+from .chunking import TEXT_ONLY, too_many_definitions
 from .identifiers import split_identifier, text_words, unique
 from .manifests import MANIFEST_NAMES, discover_packages
 from .model import (
@@ -52,7 +56,7 @@ MAX_WORKERS = 4
 DEFAULT_NICKNAME_FILES = (".code-alias-nicknames.yml", ".code-alias-nicknames.yaml")
 
 
-class ConfigFileError(ValueError):
+class ConfigFileError(ValueError, CodeAliasError):
     """A nickname or abbreviation file that cannot be used (names the file and why)."""
 
 
@@ -144,18 +148,30 @@ def _read_and_parse_one(job: tuple[WalkEntry, str, FileRecord | None, int]) -> t
         )
         return entry.rel_path, record, False
     text, digest = read
-    if old is not None and old.sha256 == digest and old.error is None and old.current:
+    if old is not None and old.sha256 == digest and _reusable(old) and old.current:
         return entry.rel_path, old.model_copy(update={"mtime_ns": entry.mtime_ns, "size": entry.size}), False
-    symbols = extract_symbols(text, language, entry.rel_path)
-    record = FileRecord(
+    record = _parsed_record(text, digest, entry.size, entry.mtime_ns, language, entry.rel_path)
+    return entry.rel_path, record, True
+
+
+def _reusable(record: FileRecord) -> bool:
+    """Whether an unchanged file's previous parse stands: it parsed, or it had too many definitions (`TEXT_ONLY`)."""
+    return record.error is None or record.error.endswith(TEXT_ONLY)
+
+
+def _parsed_record(text: str, digest: str, size: int, mtime_ns: int, language: str, rel_path: str) -> FileRecord:
+    """A parsed file's record; a file of too many definitions keeps none, and says so (`too_many_definitions`)."""
+    symbols = extract_symbols(text, language, rel_path)
+    too_many = too_many_definitions(len(symbols))
+    return FileRecord(
         sha256=digest,
-        size=entry.size,
-        mtime_ns=entry.mtime_ns,
+        size=size,
+        mtime_ns=mtime_ns,
         language=language,
-        symbols=symbols,
+        symbols=[] if too_many else symbols,
+        error=too_many,
         extractor=EXTRACTOR_VERSION,
     )
-    return entry.rel_path, record, True
 
 
 @lru_cache(maxsize=100_000)
@@ -298,7 +314,7 @@ class DictionaryBuilder:
             if not stat.S_ISREG(info.st_mode):
                 return None
             pushed.add(rel_path)
-            if old.size == info.st_size and old.mtime_ns == info.st_mtime_ns and old.error is None:
+            if old.size == info.st_size and old.mtime_ns == info.st_mtime_ns and _reusable(old):
                 stats.files_reused += 1
                 continue
             entry = WalkEntry(rel_path=rel_path, abs_path=real, size=info.st_size, mtime_ns=info.st_mtime_ns)
@@ -337,8 +353,6 @@ class DictionaryBuilder:
 
         Manifests among the texts are parsed from a temporary copy, since the manifest parsers read files.
         """
-        import hashlib
-        import tempfile
 
         stats = BuildStats()
         files: dict[str, FileRecord] = {}
@@ -359,15 +373,7 @@ class DictionaryBuilder:
                 stats.files_reused += 1
                 continue
             stats.files_parsed += 1
-            symbols = extract_symbols(source.text, language, source.rel_path)
-            files[source.rel_path] = FileRecord(
-                sha256=digest,
-                size=len(source.text),
-                mtime_ns=0,
-                language=language,
-                symbols=symbols,
-                extractor=EXTRACTOR_VERSION,
-            )
+            files[source.rel_path] = _parsed_record(source.text, digest, len(source.text), 0, language, source.rel_path)
         packages: list[PackageInfo] = []
         if manifest_texts:
             with tempfile.TemporaryDirectory(prefix="code-alias-manifests-") as tmp:

@@ -22,9 +22,23 @@ CHUNK_KINDS = frozenset({"function", "method", "class", "interface", "struct", "
 # Beyond this a chunk is cut: embeddings read only the first few hundred tokens, and BM25 length
 # normalisation punishes huge chunks anyway.
 MAX_CHUNK_LINES = 400
+#: A file defining more than this is generated code (a 1 MB file of 100,000 one-line definitions made 89 MB of
+#: index): its definitions are neither dictionary entries nor chunks of their own; its text is chunked as a
+#: module's (`MAX_CHUNK_LINES` lines a chunk), so it stays searchable. Hand-written modules define hundreds at
+#: most; the bound leaves a wide margin for large ones (a `.d.ts` of a whole API, say).
+MAX_DEFINITIONS_PER_FILE = 5_000
+#: The end of the skip report's reason for such a file (the splitter reads it to skip a second parse).
+TEXT_ONLY = "indexed as text, without its definitions"
 # Bump when `chunk_file` cuts the same file and symbols differently: an index sync then re-splits every file whose
 # stored chunks carry another version (2: a definition longer than max_lines is cut into parts, not truncated).
 CHUNKER_VERSION = 2
+
+
+def too_many_definitions(count: int) -> str | None:
+    """The skip report's reason when a file defines more than `MAX_DEFINITIONS_PER_FILE` symbols; else None."""
+    if count <= MAX_DEFINITIONS_PER_FILE:
+        return None
+    return f"{count:,} definitions > limit {MAX_DEFINITIONS_PER_FILE:,} (generated code?): {TEXT_ONLY}"
 
 
 @dataclass(frozen=True)

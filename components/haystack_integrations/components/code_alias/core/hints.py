@@ -21,6 +21,7 @@ Each hint carries two numbers:
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -703,7 +704,6 @@ class HintIndex:
         needle = prefix.strip().lower()
         if not needle:
             return []
-        import bisect
 
         start = bisect.bisect_left(self._name_vocabulary, needle)
         found: list[int] = []

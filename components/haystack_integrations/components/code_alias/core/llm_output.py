@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import CodeAliasError
 from .rewrite import INTENTS
 
 EXPECTED_KEYS: tuple[str, ...] = ("rewritten", "symbols", "packages", "intent")
@@ -51,7 +52,7 @@ _FENCE_RE = re.compile(r"```(?:json|JSON|javascript|js)?\s*\n?(.*?)```", re.S)
 _TRAILING_COMMA_RE = re.compile(r",\s*([}\]])")
 
 
-class UnusableAnswer(ValueError):
+class UnusableAnswer(ValueError, CodeAliasError):
     """An answer nothing can be salvaged from; `reason` is a short code for `meta.fallback`."""
 
     def __init__(self, reason: str, detail: str = "") -> None:

@@ -42,12 +42,14 @@ from typing import Any, Literal
 import yaml
 
 from haystack_integrations.components.code_alias.core.model import PackageInfo, Skipped
+from haystack_integrations.components.code_alias.core.package_names import is_alias_name, package_name_problem
 from haystack_integrations.components.code_alias.core.testfiles import is_test_file
 from haystack_integrations.components.code_alias.core.walker import (
     UnsafePathError,
     read_text_file,
     resolve_inside,
 )
+from haystack_integrations.components.code_alias.errors import CodeAliasError
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -80,7 +82,7 @@ _GO_MAJOR_RE = re.compile(r"v[0-9]+")
 _GOPKG_VERSION_RE = re.compile(r"\.v[0-9]+$")
 
 
-class ManifestError(ValueError):
+class ManifestError(ValueError, CodeAliasError):
     """
     A manifest that cannot be used. The message starts with the manifest's path and says why.
 
@@ -324,7 +326,12 @@ class _Context:
         import_names: Iterable[str] = (),
         version: str | None = None,
     ) -> PackageInfo:
-        imports = tuple(_unique(import_names))
+        problem = package_name_problem(name, ecosystem)
+        if problem is not None:  # no registry would publish it: no package, and no candidate for the LLM
+            shown = name if len(name) <= 80 else name[:77] + "..."
+            raise self.error(f"name {shown!r} is {problem}")
+        imports = tuple(_unique(i for i in import_names if is_alias_name(i)))
+        aliases = [a for a in aliases if is_alias_name(a)]  # a folder's name can hold anything a file system allows
         return PackageInfo(
             name=name,
             ecosystem=ecosystem,
@@ -677,7 +684,7 @@ def _cfg_mapping(value: str) -> dict[str, str]:
 
 
 # ---- setup.py (static reading, never executed) ---------------------------------------------------------------
-class _Unresolved(Exception):
+class _Unresolved(CodeAliasError):
     """A setup() argument that is not a literal we can read without running the file."""
 
 

@@ -16,6 +16,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..errors import CodeAliasError
+
 SCHEMA_VERSION = 1
 # Bump when extraction or alias derivation changes what a file yields, so cached versions differ.
 EXTRACTOR_VERSION = 2
@@ -25,7 +27,7 @@ SymbolKind = Literal[
 ]
 
 
-class DictionaryError(Exception):
+class DictionaryError(CodeAliasError):
     """A dictionary file that cannot be read or does not match the schema."""
 
 

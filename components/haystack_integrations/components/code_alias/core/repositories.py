@@ -14,6 +14,7 @@ import re
 import subprocess
 from pathlib import Path
 
+from ..errors import CodeAliasError
 from .identifiers import unique
 from .model import AliasDictionary, PackageEntry, RepositoryRecord, Skipped, SymbolEntry
 
@@ -22,21 +23,32 @@ REPO_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+@/-]{0,199}")
 _REMOTE = re.compile(r"(?:[:/])([^/:]+)/([^/]+?)(?:\.git)?/?$")
 
 
-class RepositoryNameError(ValueError):
+class RepositoryNameError(ValueError, CodeAliasError):
     """A repository name that cannot be used (says which and why)."""
 
 
 def check_repo_name(name: str) -> str:
     """
-    Return `name` when it is a usable repository name.
+    Return `name`, its slashes normalised, when it is a usable repository name.
 
-    :raises RepositoryNameError: Empty, too long, or with characters other than letters, digits and `._+@/-`.
+    A name is not a path, but it looks like one (`owner/name`), so it is read as one would read a path: `\\` is
+    `/`, doubled slashes and slashes at either end go, and a `.` or `..` part is refused rather than resolved
+    (`acme/payments/../web` would otherwise be a third name for a tree already indexed).
+
+    :raises RepositoryNameError: Empty, too long, with characters other than letters, digits and `._+@/-`, or
+        with a `.` or `..` part.
     """
-    if not isinstance(name, str) or not REPO_NAME.fullmatch(name):
+    if not isinstance(name, str):
+        raise RepositoryNameError(f"repository name {name!r}: a name such as owner/name, got {type(name).__name__}")
+    parts = [part for part in name.strip().replace("\\", "/").split("/") if part]
+    if any(part in (".", "..") for part in parts):
+        raise RepositoryNameError(f"repository name {name!r}: no '.' or '..' parts (a name, not a path)")
+    normal = "/".join(parts)
+    if not REPO_NAME.fullmatch(normal):
         raise RepositoryNameError(
             f"repository name {name!r}: use 1-200 letters, digits or ._+@/- starting with a letter or digit"
         )
-    return name
+    return normal
 
 
 def remote_repo_name(url: str) -> str | None:

@@ -39,6 +39,7 @@ from pathlib import Path
 import pathspec
 
 from haystack_integrations.components.code_alias.core.model import Skipped
+from haystack_integrations.components.code_alias.errors import CodeAliasError
 
 # Folders that are never source of the project itself: dependencies, build output, VCS data, caches.
 DEFAULT_EXCLUDED_DIRS: frozenset[str] = frozenset(
@@ -173,7 +174,7 @@ _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 _GLOB_CHARS = frozenset("*?[")
 
 
-class UnsafePathError(ValueError):
+class UnsafePathError(ValueError, CodeAliasError):
     """A path that would resolve outside the repository root (``..``, absolute, or a symlink leading out)."""
 
 

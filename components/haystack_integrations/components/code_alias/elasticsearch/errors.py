@@ -18,6 +18,8 @@ import elastic_transport
 import elasticsearch
 from haystack.document_stores.errors import DocumentStoreError
 
+from ..errors import CodeAliasError
+
 __all__ = [
     "CodeAliasBackendError",
     "dimension_error_from_text",
@@ -54,7 +56,7 @@ _MAPPING_CONFLICT_HINTS = (
 )
 
 
-class CodeAliasBackendError(DocumentStoreError):
+class CodeAliasBackendError(DocumentStoreError, CodeAliasError):
     """
     A retrieval backend failed in a way the user can fix; the message is one line that says how.
 

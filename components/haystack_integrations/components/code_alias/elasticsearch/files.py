@@ -13,7 +13,8 @@ from typing import Any
 
 from haystack_integrations.document_stores.elasticsearch import ElasticsearchDocumentStore
 
-from ..indexing.sync import FileState, in_repo_scope
+from ..indexing.file_states import FileState, in_repo_scope
+from .retriever import _errors_for
 
 __all__ = ["read_file_states", "read_file_states_async"]
 
@@ -52,12 +53,6 @@ def _accumulate(
     return last
 
 
-def _errors(store: ElasticsearchDocumentStore) -> Any:
-    from .retriever import _errors_for
-
-    return _errors_for(store)
-
-
 def read_file_states(
     store: ElasticsearchDocumentStore, *, page_size: int = 5000, repo: str | None = None
 ) -> dict[str, FileState]:
@@ -70,7 +65,7 @@ def read_file_states(
     """
     states: dict[str, FileState] = {}
     after: list[Any] | None = None
-    with _errors(store):
+    with _errors_for(store):
         client = store.client
         # Chunks written without a refresh wait by an interrupted sync must be seen.
         client.indices.refresh(index=store._index)
@@ -88,7 +83,7 @@ async def read_file_states_async(
     """Asynchronous `read_file_states`."""
     states: dict[str, FileState] = {}
     after: list[Any] | None = None
-    with _errors(store):
+    with _errors_for(store):
         await store._ensure_initialized_async()
         client = store.async_client
         await client.indices.refresh(index=store._index)

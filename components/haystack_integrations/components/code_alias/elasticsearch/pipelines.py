@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from ..retrieval.search import pipelines_dir
 from .mapping import DEFAULT_EMBEDDING_DIM
 
 __all__ = ["EMBEDDED_PIPELINES", "elasticsearch_pipeline", "elasticsearch_pipeline_name", "render", "write_all"]
@@ -149,7 +150,6 @@ def write_all(directory: Path) -> list[Path]:
 
 
 def _default_directory() -> Path:
-    from ..retrieval.search import pipelines_dir
 
     return pipelines_dir()
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..paths import EMBEDDING_CACHE_ENV
 from ..retrieval.search import AskResult, CodeSearch, environment_variable
+from ..rewriting.generators import usable_chat_generator_spec
 from .bench_variants import VariantSearch
 from .runner import SearchResult
 
@@ -161,8 +162,6 @@ def make_searcher(args: argparse.Namespace) -> PipelineSearcher:
     rewriter_params: dict[str, Any] = {}
     rewrite_store = None
     if gguf or base_url:
-        from ..rewriting.generators import usable_chat_generator_spec
-
         chat_generator = usable_chat_generator_spec(
             gguf=gguf,
             openai_base_url=base_url,

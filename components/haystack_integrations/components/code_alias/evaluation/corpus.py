@@ -46,6 +46,10 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal, Protocol
 
+from ..core.symbols import language_for_path
+from ..errors import CodeAliasError
+from ..progress import progress_bar
+
 __all__ = [
     "DEFAULT_CACHE_DIR",
     "PYPI_DISTRIBUTIONS",
@@ -97,7 +101,7 @@ PLATFORM_TAGS: tuple[str, ...] = (
 )
 
 
-class CorpusError(Exception):
+class CorpusError(CodeAliasError):
     """A corpus that cannot be obtained (the message says why: no release, no commit, extraction failed)."""
 
 
@@ -687,7 +691,6 @@ def coverage_of(item: HasCorpusFields, corpus: Corpus | None, error: str | None 
     source file of a language it parses). A gold `package.json` or `CHANGELOG.md` is in the tree but never in a
     ranking, so such an instance would count as a miss that no retrieval could avoid.
     """
-    from ..core.symbols import language_for_path
 
     if corpus is None:
         return InstanceCoverage(item.id, item.repo, None, False, {path: None for path in item.gold_files}, error)
@@ -721,7 +724,6 @@ def prefetch(
     :param on_corpus: Called after each corpus with ``(plan key, corpus or None, error or None, seconds)``.
     :returns: One :class:`InstanceCoverage` per item, in item order.
     """
-    from ..progress import progress_bar
 
     groups: dict[str, list[HasCorpusFields]] = {}
     for item in items:

@@ -20,6 +20,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from haystack_integrations.components.code_alias.errors import CodeAliasError
+from haystack_integrations.components.code_alias.evaluation.metrics import local_name
 from haystack_integrations.components.code_alias.evaluation.patches import (
     changed_definitions,
     is_test_file,
@@ -40,7 +42,7 @@ __all__ = [
 QueryField = Literal["title", "full"]
 
 
-class GoldenError(Exception):
+class GoldenError(CodeAliasError):
     """A golden file that cannot be read or has an invalid line (the message names the file and line)."""
 
 
@@ -223,7 +225,6 @@ def gold_functions_for(
     :returns: The gold functions, and whether they are complete (every gold file present and every hunk
         located). Items with no derivable gold functions return ``([], False)``.
     """
-    from haystack_integrations.components.code_alias.evaluation.metrics import local_name
 
     if item.gold_symbols:
         functions: list[GoldFunction] = []

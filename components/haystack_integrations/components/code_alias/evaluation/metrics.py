@@ -337,12 +337,9 @@ def haystack_file_metrics(
 
     :returns: ``{"recall": [...], "mrr": [...], "ndcg": [...]}``.
     """
-    from haystack import Document
-    from haystack.components.evaluators import (
-        DocumentMRREvaluator,
-        DocumentNDCGEvaluator,
-        DocumentRecallEvaluator,
-    )
+    # Late: the rest of this module is framework-free, and importing Haystack costs about a second.
+    from haystack.components.evaluators import DocumentMRREvaluator, DocumentNDCGEvaluator, DocumentRecallEvaluator
+    from haystack.dataclasses import Document
 
     def documents(paths: Iterable[str]) -> list[Document]:
         return [Document(content=path, meta={"file_path": path}) for path in paths]

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from haystack_integrations.components.code_alias.core.symbols import extract_symbols, language_for_path
 from haystack_integrations.components.code_alias.evaluation.corpus import (
     DEFAULT_CACHE_DIR,
     Corpus,
@@ -217,7 +218,6 @@ def select_subset(items: Sequence[GoldenItem], n: int | None) -> list[GoldenItem
 
 def default_extract(text: str, corpus_path: str) -> list[Any]:
     """The definitions of a file (``core.symbols.extract_symbols``); [] for a language it does not parse."""
-    from haystack_integrations.components.code_alias.core.symbols import extract_symbols, language_for_path
 
     language = language_for_path(corpus_path)
     if language is None:

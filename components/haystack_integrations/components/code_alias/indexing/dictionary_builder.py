@@ -155,16 +155,6 @@ class AliasDictionaryBuilder:
         skipped = [{"path": s.path, "reason": s.reason} for s in dictionary.skipped]
         return {"dictionary": dictionary, "stats": report, "skipped": skipped}
 
-    @component.output_types(dictionary=AliasDictionary, stats=dict[str, Any], skipped=list[dict[str, str]])
-    async def run_async(
-        self,
-        root: str | None = None,
-        documents: list[Document] | None = None,
-        repo: str | None = None,
-        paths: list[str] | None = None,
-    ) -> dict[str, Any]:
-        return self.run(root=root, documents=documents, repo=repo, paths=paths)
-
     def to_dict(self) -> dict[str, Any]:
         return default_to_dict(
             self,

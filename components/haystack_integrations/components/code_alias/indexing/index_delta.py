@@ -34,7 +34,17 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..core.model import AliasDictionary, DictionaryError, FileRecord, RepositoryRecord, SymbolEntry
-from .index_files import Artifact, IndexDamagedError, IndexManifest, rebuild_hint, stage_delta
+from ..paths import DICTIONARY_FILE
+from . import documents_file
+from .index_files import (
+    Artifact,
+    IndexDamagedError,
+    IndexManifest,
+    current_manifest,
+    rebuild_hint,
+    resolve_dictionary_file,
+    stage_delta,
+)
 
 if TYPE_CHECKING:
     from haystack import Document
@@ -239,8 +249,6 @@ def documents_delta(
     The `.npz` bytes that turn the chunks `lines` describes (id -> (chunk, JSON line), what the chain on disk
     holds) into `documents`, the updated `lines`, and how many of `documents` have a vector; None when equal.
     """
-    from .store import _record_line, _same_record
-
     current: dict[str, tuple[Document, str]] = {}
     added: list[tuple[Document, str]] = []
     embedded = 0
@@ -249,11 +257,12 @@ def documents_delta(
         if document.embedding is not None:
             embedded += 1
         if known is not None and (
-            known[0] is document or (_same_record(known[0], document) and known[0].embedding == document.embedding)
+            known[0] is document
+            or (documents_file.same_record(known[0], document) and known[0].embedding == document.embedding)
         ):
             current[document.id] = (document, known[1])
             continue
-        line = _record_line(document, None)
+        line = documents_file.record_line(document, None)
         current[document.id] = (document, line)
         added.append((document, line))
     removed = [document_id for document_id in lines if document_id not in current]
@@ -284,18 +293,16 @@ def load_documents(
     The chunks an index folder's manifest names (`artifact`): the base documents file with its deltas applied in
     order (a changed chunk moves to the end, as the store's own writes put it).
 
-    :param lines: Filled with id -> (chunk, its saved JSON line) of the result (`store.read_documents`).
+    :param lines: Filled with id -> (chunk, its saved JSON line) of the result (`documents_file.read_documents`).
     :raises IndexDamagedError: A damaged file (named, with the fix).
     """
-    from .store import read_documents
-
-    base = read_documents(folder / artifact.file, lines)
+    base = documents_file.read_documents(folder / artifact.file, lines)
     if not artifact.deltas:
         return base
     chunks = {d.id: d for d in base}
     for delta in artifact.deltas:
         path = folder / delta.file
-        added = read_documents(path, lines)
+        added = documents_file.read_documents(path, lines)
         try:
             with np.load(path, allow_pickle=False) as data:
                 removed = json.loads(data["removed"].tobytes().decode("utf-8"))
@@ -318,9 +325,6 @@ def load_index_dictionary(path: Path) -> AliasDictionary:
 
     :raises DictionaryError: A missing or damaged file (named).
     """
-    from ..paths import DICTIONARY_FILE
-    from .index_files import current_manifest, resolve_dictionary_file
-
     folder = path.parent
     manifest = current_manifest(folder) if path.name == DICTIONARY_FILE else None
     if manifest is not None and not manifest.legacy and manifest.dictionary is not None:

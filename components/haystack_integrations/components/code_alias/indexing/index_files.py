@@ -23,6 +23,7 @@ import hashlib
 import json
 import logging
 import os
+import shutil
 import socket
 import threading
 import time
@@ -33,9 +34,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from filelock import FileLock, Timeout
 from haystack.document_stores.errors import DocumentStoreError
 
 from ..core.model import atomic_write_bytes
+from ..errors import CodeAliasError
 from ..paths import DICTIONARY_FILE, DOCUMENTS_FILE
 
 logger = logging.getLogger(__name__)
@@ -51,14 +54,14 @@ LEGACY_NAMES: dict[str, str] = {"dictionary": DICTIONARY_FILE, "documents": DOCU
 _PATTERNS: dict[str, tuple[str, str]] = {"dictionary": ("dictionary-", ".json"), "documents": ("documents-", ".npz")}
 
 
-class IndexDamagedError(DocumentStoreError):
+class IndexDamagedError(DocumentStoreError, CodeAliasError):
     """
     A persisted index file that cannot be used; the message names the file and the fix. A `DocumentStoreError`, so
     a server answers 503 (the store cannot be read) rather than 500.
     """
 
 
-class IndexLockedError(TimeoutError):
+class IndexLockedError(TimeoutError, CodeAliasError):
     """Another `code-alias index` holds the index folder's lock (the message says who)."""
 
 
@@ -395,7 +398,6 @@ def remove_temporaries(folder: Path) -> None:
 
 
 def _remove_tree(path: Path) -> None:
-    import shutil
 
     shutil.rmtree(path, ignore_errors=True)
 
@@ -412,7 +414,6 @@ def index_lock(
     :param on_wait: Called once with who holds the lock, when this call has to wait.
     :raises IndexLockedError: Still held after `timeout` (the message says by whom).
     """
-    from filelock import FileLock, Timeout
 
     folder.mkdir(parents=True, exist_ok=True)
     lock = FileLock(str(folder / LOCK_FILE), thread_local=False)
@@ -471,57 +472,3 @@ def publish_dictionary(folder: Path, dictionary: Any) -> Path:
     if staged is not None:
         manifest = commit(folder, dictionary=staged, build=build)
     return artifact_path(folder, "dictionary", manifest)
-
-
-def prepare_for_indexing(folder: Path) -> list[str]:
-    """
-    Before a build (holding the lock): drop what a killed or failed writer left and what no longer reads, so the
-    build starts from the intact part of the index. Returns one note per repair.
-
-    A damaged manifest is moved aside (the build starts empty; vectors still come from the embedding cache); a
-    damaged dictionary or documents file is dropped from the manifest (a full dictionary build, or a full re-split).
-    """
-    notes: list[str] = []
-    if not folder.is_dir():
-        return notes
-    remove_temporaries(folder)
-    try:
-        manifest = read_manifest(folder)
-    except IndexDamagedError as error:
-        aside = manifest_path(folder).with_name(f"{MANIFEST_FILE}.damaged")
-        os.replace(manifest_path(folder), aside)
-        notes.append(f"{error} (moved aside to {aside.name}; rebuilding)")
-        manifest = None
-    if manifest is None:
-        return notes
-    dropped: dict[str, Any] = {}
-    kinds: tuple[Kind, ...] = ("dictionary", "documents")
-    for kind in kinds:
-        artifact = manifest.artifact(kind)
-        if artifact is None:
-            continue
-        try:
-            if manifest.legacy:
-                _load_legacy(folder / artifact.file, kind)
-            else:
-                check_artifact(folder, artifact, full=True)
-        except (IndexDamagedError, OSError) as error:
-            notes.append(f"{str(error).splitlines()[0]} (rebuilding it)")
-            dropped[kind] = None
-        except Exception as error:  # a legacy file that its own reader rejects
-            notes.append(f"{folder / artifact.file}: unreadable ({type(error).__name__}: {error}) (rebuilding it)")
-            dropped[kind] = None
-    if dropped:
-        commit(folder, **dropped)
-    return notes
-
-
-def _load_legacy(path: Path, kind: str) -> None:
-    if kind == "dictionary":
-        from ..core.model import AliasDictionary
-
-        AliasDictionary.load(path)
-    else:
-        from .store import read_documents
-
-        read_documents(path)

@@ -16,12 +16,13 @@ from pathlib import Path
 from typing import Literal, cast
 
 from ..core.model import atomic_write_bytes
+from ..errors import CodeAliasError
 
 Retrieval = Literal["hybrid", "lexical"]
 MODE_FILE = "retrieval.json"
 
 
-class RetrievalMismatchError(ValueError):
+class RetrievalMismatchError(ValueError, CodeAliasError):
     """A request for the other retrieval than the index was built for (hybrid on a lexical index, or the reverse)."""
 
 

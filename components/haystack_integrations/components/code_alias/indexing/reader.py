@@ -109,12 +109,6 @@ class CodeFileReader:
             "root": str(folder.resolve()),
         }
 
-    @component.output_types(documents=list[Document], skipped=list[dict[str, str]], root=str)
-    async def run_async(
-        self, root: str, dictionary: AliasDictionary | None = None, repo: str | None = None
-    ) -> dict[str, Any]:
-        return self.run(root=root, dictionary=dictionary, repo=repo)
-
     def to_dict(self) -> dict[str, Any]:
         return default_to_dict(
             self,

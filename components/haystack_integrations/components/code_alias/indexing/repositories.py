@@ -8,20 +8,26 @@ the truth (the record only reports them).
 
 from __future__ import annotations
 
+import difflib
 import json
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypedDict
 
+from haystack.document_stores.in_memory import InMemoryDocumentStore
+
 from ..core.model import atomic_write_bytes
-from ..core.repositories import check_repo_name, default_repo_name
+from ..core.repositories import RepositoryNameError, check_repo_name, default_repo_name
+from ..errors import CodeAliasError
 
 logger = logging.getLogger(__name__)
 
 REPOSITORIES_FILE = "repositories.json"
 MAX_FILTER_VALUES = 50
+#: Names an unknown-filter error lists (an index can hold hundreds of packages).
+MAX_KNOWN_SHOWN = 20
 #: A package hint at least this sure (an alias or a nickname written in the question; see
 #: `core.hints.EVIDENCE_CONFIDENCE`) may narrow retrieval to that package.
 STRONG_PACKAGE_CONFIDENCE = 0.8
@@ -32,6 +38,8 @@ ALL_PACKAGE_WORDS = 0.5
 __all__ = [
     "REPOSITORIES_FILE",
     "RepositoryStatus",
+    "UnknownFilterError",
+    "as_recorded",
     "count_repository_documents",
     "forget_repository",
     "inferred_packages",
@@ -39,6 +47,7 @@ __all__ = [
     "record_repository",
     "repository_filters",
     "repository_for_root",
+    "resolve_filter_names",
 ]
 
 
@@ -97,23 +106,41 @@ def forget_repository(index_dir: Path, name: str) -> None:
 
 def repository_for_root(index_dir: Path, root: Path, given: str | None = None) -> str:
     """
-    The name a repository is indexed under: `given` (checked), else the name the same folder was indexed under
-    before, else its git remote's `owner/name`, else its folder name.
+    The name a repository is indexed under: `given` (checked, slashes normalised), else the name the same folder
+    was indexed under before, else its git remote's `owner/name`, else its folder name. A name the index already
+    holds in another case is that name (`ACME/Payments` is `acme/payments`: hosts do not tell case apart).
 
-    :raises core.repositories.RepositoryNameError: `given` is not a usable name.
+    One folder has one name: a second one would hold every chunk of it twice and answer each file twice.
+
+    :raises core.repositories.RepositoryNameError: `given` is not a usable name, or the folder is already
+        indexed under another name (the message names it).
     """
-    if given is not None:
-        return check_repo_name(given)
+    records = read_repositories(index_dir)
     resolved = str(root.resolve())
-    for name, record in sorted(read_repositories(index_dir).items()):
-        if record.get("root") == resolved:
-            return name
-    return default_repo_name(root)
+    recorded = [name for name, record in sorted(records.items()) if record.get("root") == resolved]
+    if given is None:
+        return recorded[0] if recorded else as_recorded(default_repo_name(root), records)
+    name = as_recorded(check_repo_name(given), records)
+    if recorded and name not in recorded:
+        raise RepositoryNameError(
+            f"{resolved} is already indexed as {recorded[0]!r}, not {given!r}: refresh it under that name "
+            f"(`--repo {recorded[0]}`), or remove it first (`code-alias index --remove-repo {recorded[0]}`)"
+        )
+    return name
+
+
+def as_recorded(name: str, names: Iterable[str]) -> str:
+    """`name` as the index spells it (`names`: the repositories it holds) when it holds it in another case; else
+    `name`."""
+    known = set(names)
+    if name in known:
+        return name
+    same = sorted(other for other in known if other.casefold() == name.casefold())
+    return same[0] if same else name
 
 
 def count_repository_documents(store: Any, name: str) -> int | None:
     """Chunks of repository `name` in `store`; None when the store cannot count them cheaply."""
-    from haystack.document_stores.in_memory import InMemoryDocumentStore
 
     if isinstance(store, InMemoryDocumentStore):
         return sum(1 for document in store.storage.values() if document.meta.get("repo") == name)
@@ -161,6 +188,76 @@ def repository_filters(
     if not conditions:
         return None
     return conditions[0] if len(conditions) == 1 else {"operator": "AND", "conditions": conditions}
+
+
+class UnknownFilterError(ValueError, CodeAliasError):
+    """
+    A `repo` / `package` filter naming nothing the index holds; the message names what it holds instead.
+
+    :param field: "repo" or "package".
+    :param unknown: The names given that the index does not hold.
+    :param known: Every name the index holds for that field.
+    """
+
+    def __init__(self, field: str, unknown: Sequence[str], known: Sequence[str]) -> None:
+        self.field = field
+        self.unknown = list(unknown)
+        self.known = sorted(known)
+        what = "repository" if field == "repo" else "package"
+        names = ", ".join(repr(name) for name in self.unknown)
+        if not self.known:
+            holds = f"it holds no {'named repositories' if field == 'repo' else 'packages'}"
+        else:
+            shown = ", ".join(self.known[:MAX_KNOWN_SHOWN])
+            more = f" and {len(self.known) - MAX_KNOWN_SHOWN} more" if len(self.known) > MAX_KNOWN_SHOWN else ""
+            holds = f"its {'repositories' if field == 'repo' else 'packages'}: {shown}{more}"
+        close = [c for name in self.unknown for c in difflib.get_close_matches(name, self.known, n=3, cutoff=0.6)]
+        hint = f" (did you mean {', '.join(dict.fromkeys(close))}?)" if close else ""
+        super().__init__(f"{field}: no {what} {names} in this index{hint}; {holds}")
+
+
+def resolve_filter_names(
+    value: str | Sequence[str] | None,
+    field: str,
+    known: Sequence[str],
+    aliases: Mapping[str, Sequence[str]] | None = None,
+) -> str | list[str] | None:
+    """
+    A `repo` / `package` filter with each name as the index spells it: an exact name, else the one name that
+    matches in another case (repository hosts and PyPI do not tell case apart), else the one name with that alias
+    (`payments-core` for `@acme/payments-core`).
+
+    :param value: The filter as given (one name, several, or None).
+    :param field: "repo" or "package", for the message.
+    :param known: The names the index holds.
+    :param aliases: Name -> its other names (a package's aliases and import names).
+    :returns: The filter in the shape it came in, names resolved; None for None.
+    :raises UnknownFilterError: A name the index does not hold (the message lists those it holds).
+    :raises ValueError: A value `repository_filters` refuses.
+    """
+    if value is None:
+        return None
+    names = _values(value, field)
+    exact = set(known)
+    folded: dict[str, set[str]] = {}
+    for name in known:
+        folded.setdefault(name.casefold(), set()).add(name)
+    other: dict[str, set[str]] = {}
+    for name, names_of in (aliases or {}).items():
+        for alias in names_of:
+            other.setdefault(alias.casefold(), set()).add(name)
+    resolved: list[str] = []
+    unknown: list[str] = []
+    for name in names:
+        key = name.casefold()
+        matches = {name} if name in exact else folded.get(key) or other.get(key) or set()
+        if len(matches) == 1:
+            resolved.append(next(iter(matches)))
+        else:  # none, or ambiguous: the caller must pick from the list
+            unknown.append(name)
+    if unknown:
+        raise UnknownFilterError(field, unknown, list(exact))
+    return resolved[0] if isinstance(value, str) else resolved
 
 
 def inferred_packages(

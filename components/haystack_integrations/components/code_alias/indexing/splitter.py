@@ -7,7 +7,7 @@ from typing import Any
 from haystack import Document, component, default_from_dict, default_to_dict
 
 from .._legacy import with_current_type
-from ..core.chunking import CHUNKER_VERSION, MAX_CHUNK_LINES, chunk_file
+from ..core.chunking import CHUNKER_VERSION, MAX_CHUNK_LINES, TEXT_ONLY, chunk_file, too_many_definitions
 from ..core.model import AliasDictionary
 from ..core.symbols import extract_symbols, language_for_path
 
@@ -57,10 +57,13 @@ class CodeSplitter:
             repo = document.meta.get("repo")
             record = dictionary.file_record(file_path, repo) if dictionary is not None else None
             digest = document.meta.get("file_sha256")
-            if record is not None and record.error is None and (digest is None or record.sha256 == digest):
-                symbols = record.symbols
+            same = record is not None and (digest is None or record.sha256 == digest)
+            if same and record is not None and (record.error is None or record.error.endswith(TEXT_ONLY)):
+                symbols = record.symbols  # none for a file of too many definitions: chunked as text
             else:
                 symbols = extract_symbols(document.content, language, file_path)
+                if too_many_definitions(len(symbols)):
+                    symbols = []
             package = document.meta.get("package")
             if package is None and dictionary is not None:
                 package = dictionary.package_for_file(file_path, repo)
@@ -86,12 +89,6 @@ class CodeSplitter:
                     )
                 )
         return {"documents": chunks}
-
-    @component.output_types(documents=list[Document])
-    async def run_async(
-        self, documents: list[Document], dictionary: AliasDictionary | None = None
-    ) -> dict[str, list[Document]]:
-        return self.run(documents=documents, dictionary=dictionary)
 
     def to_dict(self) -> dict[str, Any]:
         return default_to_dict(self, max_chunk_lines=self.max_chunk_lines)

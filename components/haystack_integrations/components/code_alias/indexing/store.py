@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import contextvars
 import dataclasses
-import io
-import json
 import logging
 import os
 import threading
-import zipfile
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,7 +14,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from haystack import Document, component, default_from_dict, default_to_dict
 from haystack.document_stores.in_memory import InMemoryDocumentStore
 from haystack.document_stores.in_memory import document_store as _memory
@@ -27,6 +23,10 @@ from .._legacy import with_current_type
 from ..core.model import AliasDictionary
 from ..paths import resolve_index_dir
 from . import index_delta
+from .documents_file import IndexNotFoundError as IndexNotFoundError
+from .documents_file import documents_file_bytes
+from .documents_file import read_documents as read_documents
+from .documents_file import write_documents_file as write_documents_file
 from .index_files import (
     Artifact,
     IndexDamagedError,
@@ -71,10 +71,6 @@ _LINES: dict[str, dict[str, tuple[Document, str]]] = {}
 # The documents chain (`Artifact.chain`) that each index's `_LINES` describe exactly: a save whose manifest still
 # names that chain writes only a delta against it (`index_delta`), any other writes the whole file.
 _ON_DISK: dict[str, tuple[str, ...]] = {}
-
-
-class IndexNotFoundError(FileNotFoundError):
-    """No index at the configured folder (says how to build one)."""
 
 
 class CodeIndexDocumentStore(InMemoryDocumentStore):
@@ -518,109 +514,6 @@ def writer_stores(namespace: str) -> Iterator[None]:
         _WRITER_NAMESPACE.reset(token)
 
 
-def write_documents_file(path: Path, documents: list[Document]) -> None:
-    """Documents as JSON lines plus one float32 matrix of embeddings, in one `.npz`, written atomically."""
-    from .index_files import write_or_explain
-
-    write_or_explain(path, documents_file_bytes(documents))
-
-
-def documents_file_bytes(documents: list[Document], lines: dict[str, tuple[Document, str]] | None = None) -> bytes:
-    """
-    The `.npz` bytes of `write_documents_file`.
-
-    :param lines: id -> (chunk, its JSON line) from the last call: reused for the same chunk objects, and
-        updated to hold exactly `documents`.
-    """
-    known = lines if lines is not None else {}
-    current: dict[str, tuple[Document, str]] = {}
-    records: list[str] = []
-    dimension = next((len(d.embedding) for d in documents if d.embedding is not None), 0)
-    matrix = np.zeros((len(documents), dimension), dtype=np.float32)
-    has_embedding = np.zeros(len(documents), dtype=bool)
-    for row, document in enumerate(documents):
-        line = _record_line(document, known.get(document.id))
-        current[document.id] = (document, line)
-        records.append(line)
-        if document.embedding is not None and len(document.embedding) == dimension:
-            matrix[row] = document.embedding
-            has_embedding[row] = True
-    if lines is not None:
-        lines.clear()
-        lines.update(current)
-    buffer = io.BytesIO()
-    payload = "\n".join(records).encode("utf-8")
-    np.savez(
-        buffer,
-        documents=np.frombuffer(payload, dtype=np.uint8),
-        embeddings=matrix,
-        has_embedding=has_embedding,
-    )
-    return buffer.getvalue()
-
-
-def _record_line(document: Document, known: tuple[Document, str] | None) -> str:
-    # Compared by value too: a chunk read back from a file is another object with the same fields.
-    if known is not None and (known[0] is document or _same_record(known[0], document)):
-        return known[1]
-    # Code chunks carry text and meta only; writing those fields directly is ~10x faster than to_dict().
-    if document.blob is not None or document.sparse_embedding is not None:
-        record = document.to_dict(flatten=False)
-        record.pop("embedding", None)
-        record.pop("score", None)
-    else:
-        record = {"id": document.id, "content": document.content, "meta": document.meta}
-    return json.dumps(record, ensure_ascii=False)
-
-
-def _same_record(old: Document, new: Document) -> bool:
-    return (
-        old.content == new.content
-        and old.meta == new.meta
-        and old.blob is None
-        and new.blob is None
-        and old.sparse_embedding is None
-        and new.sparse_embedding is None
-    )
-
-
-def read_documents(path: Path, lines_out: dict[str, tuple[Document, str]] | None = None) -> list[Document]:
-    """
-    Read what `write_documents_file` wrote; a damaged file raises `IndexDamagedError` naming it and the fix.
-
-    :param lines_out: Filled with id -> (chunk, its JSON line as saved), for a writer's next delta.
-    """
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            payload = data["documents"].tobytes().decode("utf-8")
-            matrix = data["embeddings"]
-            has_embedding = data["has_embedding"]
-        documents = []
-        lines = payload.splitlines() if payload else []
-        if len(has_embedding) != len(lines) or (matrix.size and len(matrix) != len(lines)):
-            raise ValueError(f"{len(lines)} documents but {len(has_embedding)} embedding rows")
-        for row, line in enumerate(lines):
-            record = json.loads(line)
-            embedding = matrix[row].tolist() if has_embedding[row] else None
-            if record.keys() <= {"id", "content", "meta"}:
-                content, meta = record["content"], record["meta"]
-                document = Document(id=record["id"], content=content, meta=meta, embedding=embedding)
-            else:
-                record["embedding"] = embedding
-                document = Document.from_dict(record)
-            documents.append(document)
-            if lines_out is not None:
-                lines_out[document.id] = (document, line)
-    except FileNotFoundError as error:
-        raise IndexNotFoundError(f"{path}: no documents file; {rebuild_hint(path.parent)}") from error
-    except (OSError, ValueError, KeyError, IndexError, TypeError, EOFError, zipfile.BadZipFile) as error:
-        message = " ".join(str(error).split())[:200]
-        raise IndexDamagedError(
-            f"{path}: damaged documents file ({type(error).__name__}: {message}); {rebuild_hint(path.parent)}"
-        ) from error
-    return documents
-
-
 @component
 class DocumentStorePersister:
     """
@@ -645,10 +538,6 @@ class DocumentStorePersister:
         """
         path = self.document_store.persist(dictionary=dictionary)
         return {"stats": {**stats, "documents": self.document_store.count_documents()}, "path": os.fspath(path)}
-
-    @component.output_types(stats=dict[str, Any], path=str)
-    async def run_async(self, stats: dict[str, Any], dictionary: AliasDictionary | None = None) -> dict[str, Any]:
-        return self.run(stats=stats, dictionary=dictionary)
 
     def to_dict(self) -> dict[str, Any]:
         return default_to_dict(self, document_store=self.document_store.to_dict())

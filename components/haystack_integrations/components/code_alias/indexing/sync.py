@@ -37,7 +37,6 @@ import inspect
 import logging
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 from haystack import Document, component, default_from_dict, default_to_dict
@@ -46,8 +45,10 @@ from haystack.document_stores.types import DocumentStore, DuplicatePolicy
 from tqdm import tqdm
 
 from .._legacy import with_current_type
-from ..core.chunking import CHUNKER_VERSION
 from ..progress import progress_bar
+from .file_states import FileState as FileState
+from .file_states import in_repo_scope as in_repo_scope
+from .file_states import repo_scope_filter as repo_scope_filter
 
 logger = logging.getLogger(__name__)
 
@@ -64,56 +65,6 @@ __all__ = [
 # Bounds of one delete-by-filter request: files in its `in` list and chunk ids kept.
 _DELETE_BATCH_FILES = 500
 _DELETE_BATCH_IDS = 10_000
-
-
-@dataclass
-class FileState:
-    """What a store holds of one source file: its chunks' hashes, declared chunk counts, and how many there are."""
-
-    hashes: set[str] = field(default_factory=set)
-    declared_counts: set[int] = field(default_factory=set)
-    stored: int = 0
-    repos: set[str | None] = field(default_factory=set)
-    chunkers: set[Any] = field(default_factory=set)
-
-    def add(self, sha256: Any, chunk_count: Any, repo: Any = None, chunker: Any = None) -> None:
-        """Record one stored chunk (of repository `repo`, None when untagged; cut by `chunker`'s version)."""
-        self.stored += 1
-        self.chunkers.add(chunker)
-        self.repos.add(repo if isinstance(repo, str) else None)
-        self.hashes.add(str(sha256) if sha256 is not None else "")
-        try:
-            self.declared_counts.add(int(chunk_count))
-        except (TypeError, ValueError):
-            self.declared_counts.add(-1)
-
-    def in_sync_with(self, sha256: str, repo: str | None = None) -> bool:
-        """
-        Every chunk has this hash, they agree on the chunk count, and exactly that many are stored; with `repo`,
-        every chunk is tagged with it too (untagged chunks of an index built before names get re-tagged); and
-        today's chunker cut them (a release that cuts files differently re-splits them on the next sync).
-        """
-        if repo is not None and self.repos != {repo}:
-            return False
-        if self.chunkers != {CHUNKER_VERSION}:
-            return False
-        return self.hashes == {sha256} and self.declared_counts == {self.stored}
-
-
-def in_repo_scope(stored: Any, repo: str | None) -> bool:
-    """Whether a chunk tagged `stored` belongs to a sync of `repo`: its own, or untagged; everything when None."""
-    return repo is None or stored is None or stored == repo
-
-
-def repo_scope_filter(repo: str) -> dict[str, Any]:
-    """A Haystack filter on the chunks a sync of `repo` owns: tagged with it, or untagged (`in_repo_scope`)."""
-    return {
-        "operator": "OR",
-        "conditions": [
-            {"field": "meta.repo", "operator": "==", "value": repo},
-            {"field": "meta.repo", "operator": "==", "value": None},
-        ],
-    }
 
 
 def _file_path(document: Document, what: str) -> str:
@@ -144,7 +95,7 @@ def _states_from_documents(documents: Iterable[Document], repo: str | None = Non
 
 
 def _is_elasticsearch(store: Any) -> bool:
-    try:
+    try:  # the optional elasticsearch extra: the embedded store never needs it
         from haystack_integrations.document_stores.elasticsearch import ElasticsearchDocumentStore
     except ImportError:
         return False
@@ -167,7 +118,7 @@ def read_file_states(store: DocumentStore, repo: str | None = None) -> dict[str,
     if callable(own) and _accepts(own, "repo"):
         return dict(own(repo=repo))
     if _is_elasticsearch(store):
-        from ..elasticsearch.files import read_file_states as read_elasticsearch
+        from ..elasticsearch.files import read_file_states as read_elasticsearch  # the optional elasticsearch extra
 
         return read_elasticsearch(store, repo=repo)  # type: ignore[arg-type]
     return _states_from_documents(store.filter_documents(), repo)
@@ -181,7 +132,7 @@ async def read_file_states_async(store: DocumentStore, repo: str | None = None) 
     if callable(own) and _accepts(own, "repo"):
         return dict(await own(repo=repo))
     if _is_elasticsearch(store):
-        from ..elasticsearch.files import read_file_states_async as read_elasticsearch_async
+        from ..elasticsearch.files import read_file_states_async as read_elasticsearch_async  # optional extra
 
         return await read_elasticsearch_async(store, repo=repo)  # type: ignore[arg-type]
     documents = await _call_async(store, "filter_documents")

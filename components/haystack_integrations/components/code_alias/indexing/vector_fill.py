@@ -30,12 +30,17 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from filelock import FileLock, Timeout
 from haystack import Document
 
 from ..core.model import atomic_write_bytes
 from ..core.processes import process_alive
 from ..core.testfiles import is_test_file
+from ..paths import DICTIONARY_FILE
 from . import index_files
+from .index_delta import load_index_dictionary
+from .index_mode import recorded_retrieval
+from .store import CodeIndexDocumentStore, writer_stores
 
 logger = logging.getLogger(__name__)
 
@@ -134,8 +139,6 @@ def priority_order(documents: list[Document], symbols: dict[tuple[str, str], Any
 
 def dictionary_symbols(folder: Path) -> dict[tuple[str, str], Any]:
     """(file_path, qualified_name) -> `SymbolEntry` of the index's dictionary; empty when it cannot be read."""
-    from ..paths import DICTIONARY_FILE
-    from .index_delta import load_index_dictionary
 
     try:
         dictionary = load_index_dictionary(folder / DICTIONARY_FILE)
@@ -180,7 +183,6 @@ def vector_status(folder: Path) -> dict[str, Any]:
 
     :returns: `{"retrieval", "vectors": {embedded, total, percent} | None, "text", "fill": record | None}`.
     """
-    from .index_mode import recorded_retrieval
 
     try:
         retrieval = recorded_retrieval(folder)
@@ -209,7 +211,6 @@ def vector_status(folder: Path) -> dict[str, Any]:
 @contextmanager
 def fill_lock(folder: Path, on_wait: Callable[[str], None] | None = None) -> Iterator[None]:
     """One vector fill per index folder at a time (a second one waits, then finds little or nothing to do)."""
-    from filelock import FileLock, Timeout
 
     folder.mkdir(parents=True, exist_ok=True)
     lock = FileLock(str(folder / FILL_LOCK_FILE), thread_local=False)
@@ -266,7 +267,6 @@ class VectorFiller:
         :returns: `{"embedded": vectors computed (or taken from the cache) now, "vectors": {...}, "saves": n,
             "seconds": s}`.
         """
-        from .store import CodeIndexDocumentStore, writer_stores
 
         started = time.perf_counter()
         folder = self.index_dir

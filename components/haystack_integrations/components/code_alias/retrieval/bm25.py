@@ -29,6 +29,7 @@ from haystack.document_stores.in_memory import InMemoryDocumentStore
 from .._legacy import with_current_type
 from ..core.identifiers import code_tokenize, split_identifier
 from ..core.question_text import clean_question_text
+from ..errors import CodeAliasError
 from ..indexing.bm25_build import TermCache, build_model
 from ..indexing.store_cache import PerStoreCache, best_first, preparing
 from ..paths import user_cache_dir
@@ -71,7 +72,7 @@ def _prune(cache: Path, *, keep: Path, entries: int = CACHE_ENTRIES) -> None:
         shutil.rmtree(stale, ignore_errors=True)
 
 
-class Bm25IndexError(RuntimeError):
+class Bm25IndexError(RuntimeError, CodeAliasError):
     """A saved BM25 index that cannot answer (damaged or written by another version)."""
 
 
@@ -334,17 +335,6 @@ class CodeBM25Retriever:
                     scores = scores + (boost * top / (best_head * (position + 1))) * head
         ranked = best_first(index.documents, scores, top_k=top_k, filters=filters, positive_only=True)
         return {"documents": [dataclasses.replace(document, score=score, embedding=None) for document, score in ranked]}
-
-    @component.output_types(documents=list[Document])
-    async def run_async(
-        self,
-        query: str,
-        symbols: list[str] | None = None,
-        packages: list[str] | None = None,
-        filters: dict[str, Any] | None = None,
-        top_k: int | None = None,
-    ) -> dict[str, list[Document]]:
-        return self.run(query=query, symbols=symbols, packages=packages, filters=filters, top_k=top_k)
 
     def to_dict(self) -> dict[str, Any]:
         return default_to_dict(

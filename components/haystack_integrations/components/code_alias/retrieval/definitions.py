@@ -121,12 +121,6 @@ class SymbolDefinitionRetriever:
                 results.append(dataclasses.replace(document, score=1.0 / (len(results) + 1), embedding=None))
         return {"documents": results[:top_k]}
 
-    @component.output_types(documents=list[Document])
-    async def run_async(
-        self, symbols: list[str] | None = None, filters: dict[str, Any] | None = None, top_k: int | None = None
-    ) -> dict[str, list[Document]]:
-        return self.run(symbols=symbols, filters=filters, top_k=top_k)
-
     def to_dict(self) -> dict[str, Any]:
         return default_to_dict(
             self,

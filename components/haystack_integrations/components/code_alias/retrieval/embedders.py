@@ -220,8 +220,6 @@ class CodeDocumentEmbedder:
         if self._embedder is not None:
             return
         path, local = resolve_model(self.model)
-        if local:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
         embedder = SentenceTransformersDocumentEmbedder(
             model=path,
             batch_size=self.batch_size,
@@ -296,10 +294,6 @@ class CodeDocumentEmbedder:
             return Document(content=self.text_to_embed(document))
         return Document(content=document.content, meta=document.meta)
 
-    @component.output_types(documents=list[Document], meta=dict[str, Any])
-    async def run_async(self, documents: list[Document]) -> dict[str, Any]:
-        return self.run(documents=documents)
-
     def to_dict(self) -> dict[str, Any]:
         return default_to_dict(
             self,
@@ -370,8 +364,6 @@ class CodeTextEmbedder:
         if self._embedder is not None:
             return
         path, local = resolve_model(self.model)
-        if local:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
         embedder = SentenceTransformersTextEmbedder(
             model=path,
             local_files_only=local,
@@ -420,10 +412,6 @@ class CodeTextEmbedder:
             quantization_ranges=embedder.quantization_ranges,
             **(embedder.encode_kwargs or {}),
         )
-
-    @component.output_types(embedding=list[float], vector=np.ndarray)
-    async def run_async(self, text: str) -> dict[str, Any]:
-        return self.run(text=text)
 
     def to_dict(self) -> dict[str, Any]:
         return default_to_dict(

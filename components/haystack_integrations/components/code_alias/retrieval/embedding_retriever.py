@@ -156,23 +156,6 @@ class CodeEmbeddingRetriever:
         ]
         return {"documents": results}
 
-    @component.output_types(documents=list[Document])
-    async def run_async(
-        self,
-        query_embedding: list[float] | np.ndarray,
-        filters: dict[str, Any] | None = None,
-        top_k: int | None = None,
-        scale_score: bool | None = None,
-        return_embedding: bool | None = None,
-    ) -> dict[str, list[Document]]:
-        return self.run(
-            query_embedding=query_embedding,
-            filters=filters,
-            top_k=top_k,
-            scale_score=scale_score,
-            return_embedding=return_embedding,
-        )
-
     def to_dict(self) -> dict[str, Any]:
         return default_to_dict(
             self,

@@ -182,25 +182,6 @@ class RankFusion:
             documents.append(dataclasses.replace(document, score=entry.score, meta=meta, embedding=None))
         return {"documents": documents}
 
-    @component.output_types(documents=list[Document])
-    async def run_async(
-        self,
-        bm25_documents: list[Document] | None = None,
-        embedding_documents: list[Document] | None = None,
-        definition_documents: list[Document] | None = None,
-        hints: list[dict[str, Any]] | None = None,
-        top_k: int | None = None,
-        symbol_evidence: SymbolEvidence | None = None,
-    ) -> dict[str, list[Document]]:
-        return self.run(
-            bm25_documents=bm25_documents,
-            embedding_documents=embedding_documents,
-            definition_documents=definition_documents,
-            hints=hints,
-            top_k=top_k,
-            symbol_evidence=symbol_evidence,
-        )
-
     def _definition_weights(
         self,
         named: dict[str, list[Document]],

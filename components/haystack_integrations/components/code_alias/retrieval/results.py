@@ -425,12 +425,6 @@ class FileRanker:
         )
         return {"symbols": symbols, "files": files, "documents": documents}
 
-    @component.output_types(symbols=list[RankedSymbol], files=list[dict[str, Any]], documents=list[Document])
-    async def run_async(
-        self, documents: list[Document], top_k: int | None = None, question: str | None = None
-    ) -> dict[str, Any]:
-        return self.run(documents=documents, top_k=top_k, question=question)
-
     def to_dict(self) -> dict[str, Any]:
         return default_to_dict(
             self,

@@ -13,17 +13,28 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+import yaml
 from haystack import Document, Pipeline
 from haystack.core.errors import DeserializationError
+from haystack.core.serialization import component_from_dict, import_class_by_name
 
-from ..indexing import index_files, index_mode, repositories
+from ..core.identifiers import code_tokenize
+from ..core.model import DictionaryError
+from ..core.repositories import without_repository
+from ..core.repository_selection import VOTE_DEPTH, boost_by_repository, select_repository
+from ..errors import CodeAliasError
+from ..indexing import index_delta, index_files, index_mode, index_repair, repositories, vector_fill
+from ..indexing.dictionary_handle import DictionaryHandle
 from ..indexing.store import CodeIndexDocumentStore, writer_stores
-from ..paths import INDEX_DIR_ENV, resolve_index_dir
+from ..indexing.store_cache import forget_store
+from ..indexing.vector_fill import vector_count
+from ..paths import DICTIONARY_FILE, INDEX_DIR_ENV, resolve_index_dir
 from .fusion import RankFusion
+from .repository_evidence import repository_terms
 from .results import RankedSymbol, TestFiles, rank_files, rank_symbols, rank_symbols_and_files
 
 Backend = Literal["embedded", "elasticsearch"]
@@ -50,7 +61,7 @@ def _writer_store(pipeline: Pipeline) -> Any:
     return getattr(pipeline.get_component("writer"), "document_store", None)
 
 
-class IndexMissingError(FileNotFoundError):
+class IndexMissingError(FileNotFoundError, CodeAliasError):
     """`ask` before `index`."""
 
 
@@ -124,9 +135,6 @@ def repository_boosted(documents: list[Document], prior: dict[str, float] | None
     there is no prior."""
     if not prior:
         return documents
-    from dataclasses import replace
-
-    from ..core.repository_selection import boost_by_repository
 
     fused = boost_by_repository(
         documents, lambda d: d.meta.get("repo"), prior, group_of=lambda d: (d.meta.get("repo"), d.meta.get("file_path"))
@@ -264,8 +272,6 @@ class CodeSearch:
         """Load one of the YAML pipelines with this index folder."""
         path = pipeline_file(self.backend, kind, self.pipelines)
         if kind == "query_llm" and (self.chat_generator or self.rewriter_params):
-            import yaml
-
             data = yaml.safe_load(path.read_text(encoding="utf-8"))
             params = data["components"]["rewriter"].setdefault("init_parameters", {})
             params.update(self.rewriter_params or {})
@@ -294,7 +300,7 @@ class CodeSearch:
         packages carry `repo`), re-indexing one refreshes only its part, `remove_repository` takes one out.
 
         Holds the index folder's lock (a second writer waits, and is told who holds it), first repairs what a
-        killed or failed run left (`index_files.prepare_for_indexing`), and makes the new dictionary and
+        killed or failed run left (`index_repair.prepare_for_indexing`), and makes the new dictionary and
         documents current together. A hybrid index on the embedded default is built progressively
         (`vector_fill`): the dictionary and the BM25 index first (questions are answered from then on), then the
         chunk vectors, most-likely-asked code first, saved every few seconds; an interrupted fill resumes.
@@ -317,7 +323,7 @@ class CodeSearch:
         started = time.perf_counter()
         # One writer per index folder; the pipeline (whose stores load the index) is built only once it is ours.
         with index_files.index_lock(self.index_dir, timeout=lock_timeout, on_wait=_say_waiting(self.index_dir)):
-            repaired = index_files.prepare_for_indexing(self.index_dir)
+            repaired = index_repair.prepare_for_indexing(self.index_dir)
             name = repositories.repository_for_root(self.index_dir, folder, repo)
             retrieval = self._retrieval_for_build()
             index_mode.record_retrieval(self.index_dir, retrieval)
@@ -374,7 +380,6 @@ class CodeSearch:
         }
         if not progressive:
             return stats
-        from ..indexing.vector_fill import vector_count
 
         count = vector_count(self.index_dir)
         stats["answerable_seconds"] = stats["seconds"]
@@ -392,8 +397,6 @@ class CodeSearch:
         The chunk embedder of this backend's indexing pipeline (`indexing.yml`'s `embedder`), warmed up, with its
         vector cache in this index folder (or the shared cache the environment names).
         """
-        import yaml
-        from haystack.core.serialization import component_from_dict, import_class_by_name
 
         path = pipeline_file(self.backend, "indexing", self.pipelines)
         spec = (yaml.safe_load(path.read_text(encoding="utf-8")).get("components") or {}).get("embedder")
@@ -427,7 +430,6 @@ class CodeSearch:
         :returns: `{"embedded", "vectors": {embedded, total, percent}, "saves", "seconds"}`.
         :raises ValueError: Not a hybrid index on the embedded default.
         """
-        from ..indexing import vector_fill
 
         if self.backend != "embedded":
             raise ValueError("vectors are filled progressively only on the embedded default backend")
@@ -459,16 +461,15 @@ class CodeSearch:
         :raises IndexMissingError: No index in the folder.
         :raises KeyError: The index holds no repository of that name (the message lists those it holds).
         """
-        from ..core.repositories import without_repository
-        from ..indexing import index_delta
 
         started = time.perf_counter()
         with index_files.index_lock(self.index_dir, timeout=lock_timeout, on_wait=_say_waiting(self.index_dir)):
-            index_files.prepare_for_indexing(self.index_dir)
+            index_repair.prepare_for_indexing(self.index_dir)
             manifest = index_files.current_manifest(self.index_dir)
             if manifest is None or manifest.dictionary is None:
                 raise IndexMissingError(f"no index at {self.index_dir}")
             dictionary = index_delta.load_dictionary(self.index_dir, manifest.dictionary)
+            name = repositories.as_recorded(name, dictionary.repositories)  # any case, as elsewhere
             remaining = without_repository(dictionary, name)
             retrieval = index_mode.recorded_retrieval(self.index_dir) or "hybrid"
             lexical_build = retrieval == "lexical" or self.backend == "embedded"  # no embedder needed to delete
@@ -538,7 +539,6 @@ class CodeSearch:
 
     def vectors(self) -> Any:
         """How many chunks of the served build have a vector (`vector_fill.VectorCount`), or None (no documents)."""
-        from ..indexing.vector_fill import vector_count
 
         return vector_count(self.index_dir) if self.backend == "embedded" else None
 
@@ -586,8 +586,6 @@ class CodeSearch:
         Let go of the loaded query pipeline and free its in-memory index (documents, BM25 index, vectors); the
         saved index stays on disk and the next question loads it again. For processes that visit many indexes.
         """
-        from ..indexing.store import CodeIndexDocumentStore
-        from ..indexing.store_cache import forget_store
 
         with self._lock:
             pipeline, self._query = self._query, None
@@ -601,6 +599,35 @@ class CodeSearch:
         for index, store in stores.items():
             store.release()
             forget_store(index)
+
+    def check_filters(
+        self, repo: str | list[str] | None = None, package: str | list[str] | None = None
+    ) -> tuple[str | list[str] | None, str | list[str] | None]:
+        """
+        The `repo` / `package` filters of a question with each name as this index spells it (`ask` calls it; so may
+        a caller that wants the error before anything else runs). A filter naming nothing the index holds would
+        answer with nothing while the rewrite still named other repositories' symbols; it is an error instead.
+
+        :returns: (repo, package), names resolved (`repositories.resolve_filter_names`).
+        :raises repositories.UnknownFilterError: A name the index does not hold (the message lists those it holds).
+        :raises ValueError: An empty, too long or non-string name, or too many.
+        """
+        if repo is None and package is None:
+            return None, None
+        try:
+            dictionary = DictionaryHandle.for_path(self.index_dir / DICTIONARY_FILE).dictionary
+        except (DictionaryError, OSError):  # no index (yet): asking says so, with how to build it
+            repositories.repository_filters(repo, package)
+            return repo, package
+        return (
+            repositories.resolve_filter_names(repo, "repo", list(dictionary.repositories)),
+            repositories.resolve_filter_names(
+                package,
+                "package",
+                sorted({p.name for p in dictionary.packages}),
+                {p.name: (*p.aliases, *p.import_names) for p in dictionary.packages},
+            ),
+        )
 
     def _ask_narrowed(self, question: str, **options: Any) -> AskResult:
         """`ask`, then again narrowed to the packages its rewrite names with strong evidence (see `ask`)."""
@@ -650,6 +677,8 @@ class CodeSearch:
             posterior is at least `FILTER_POSTERIOR` (kept only when that found something). Off by default: on the
             SWE-QA dev mixed index it moved file Acc@5 by +0.6 only (benchmarks/mixed_index.py, mode
             mixed-select). The answer's `rewrite["inferred_repository"]` records it (None when nothing was inferred).
+        :raises repositories.UnknownFilterError: `repo` or `package` names nothing the index holds (the message
+            lists what it holds).
         :raises ValueError: An empty question, `mode="llm"` on a search built without `llm=True`, or a bad
             `repo`/`package` value.
         """
@@ -659,6 +688,7 @@ class CodeSearch:
             raise ValueError(f"mode must be 'dictionary' or 'llm', got {mode!r}")
         if mode == "llm" and not self.llm:
             raise ValueError("mode='llm' needs CodeSearch(llm=True)")
+        repo, package = self.check_filters(repo, package)
         filters = repositories.repository_filters(repo, package)
         if infer_filters and package is None:
             return self._ask_narrowed(
@@ -754,9 +784,6 @@ class CodeSearch:
 
     def _select_repository(self, answer: AskResult, pipeline: Pipeline, options: dict[str, Any]) -> AskResult:
         """`answer` boosted toward the repository its question is likely about, or narrowed to it (see `ask`)."""
-        from ..core.identifiers import code_tokenize
-        from ..core.repository_selection import VOTE_DEPTH, select_repository
-        from .repository_evidence import repository_terms
 
         started = time.perf_counter()
         terms = code_tokenize(answer.question)

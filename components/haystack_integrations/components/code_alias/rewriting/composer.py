@@ -81,27 +81,6 @@ class QueryComposer:
             "filters": _and_filters(composed.filters, filters),
         }
 
-    @component.output_types(
-        bm25_query=str, embedding_query=str, symbols=list[str], packages=list[str], filters=dict[str, Any] | None
-    )
-    async def run_async(
-        self,
-        question: str,
-        rewritten: str | None = None,
-        symbols: list[str] | None = None,
-        packages: list[str] | None = None,
-        use_rewrite: bool | None = None,
-        filters: dict[str, Any] | None = None,
-    ) -> dict[str, Any]:
-        return self.run(
-            question=question,
-            rewritten=rewritten,
-            symbols=symbols,
-            packages=packages,
-            use_rewrite=use_rewrite,
-            filters=filters,
-        )
-
     def to_dict(self) -> dict[str, Any]:
         return default_to_dict(
             self,

@@ -342,18 +342,6 @@ class SymbolFaithfulnessFilter(UsesDictionary):
             "counts": result.counts,
         }
 
-    @component.output_types(
-        rewritten=str, symbols=list[str], packages=list[str], dropped=list[dict[str, str]], counts=dict[str, int]
-    )
-    async def run_async(
-        self,
-        rewritten: str,
-        symbols: list[str] | None = None,
-        packages: list[str] | None = None,
-        question: str | None = None,
-    ) -> dict[str, Any]:
-        return self.run(rewritten=rewritten, symbols=symbols, packages=packages, question=question)
-
     def to_dict(self) -> dict[str, Any]:
         return default_to_dict(
             self, dictionary_path=self.dictionary_path, index_dir=self.index_dir, scrub_text=self.scrub_text

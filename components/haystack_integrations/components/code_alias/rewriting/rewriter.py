@@ -31,8 +31,10 @@ from ..core.hints import Hint, SymbolEvidence
 from ..core.llm_output import UnusableAnswer, parse_rewrite_answer, rewrite_json_schema
 from ..core.prompt_data import offered_hints, prompt_candidates, prompt_question
 from ..core.rewrite import INTENTS, Rewrite, classify_intent, compose_rewritten, dictionary_rewrite
+from ..errors import CodeAliasError
 from ..indexing.dictionary_handle import DictionaryHandle, UsesDictionary
 from .cache import RewriteCache, cache_key, config_fingerprint, make_rewrite_cache
+from .faithfulness import check_rewrite
 from .generators import (
     IN_PROCESS_STYLES,
     STRUCTURED_OUTPUTS,
@@ -684,7 +686,6 @@ class ConstrainedQueryRewriter(UsesDictionary):
     # ---- log ---------------------------------------------------------------------------------------------------
     def _checked(self, question: str, result: dict[str, Any]) -> dict[str, Any]:
         """What the faithfulness filter would make of `result`: the final rewrite and the dropped names."""
-        from .faithfulness import check_rewrite
 
         try:
             checked = check_rewrite(
@@ -778,7 +779,7 @@ class ConstrainedQueryRewriter(UsesDictionary):
         return default_from_dict(cls, with_current_type(data))
 
 
-class _Busy(RuntimeError):
+class _Busy(RuntimeError, CodeAliasError):
     """Every generator slot stayed taken until the deadline."""
 
 

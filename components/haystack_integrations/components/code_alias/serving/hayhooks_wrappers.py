@@ -18,6 +18,7 @@ from hayhooks.server.utils.base_pipeline_wrapper import BasePipelineWrapper
 from pydantic import Field
 from starlette.datastructures import Headers
 
+from haystack_integrations.components.code_alias.indexing.repositories import MAX_FILTER_VALUES
 from haystack_integrations.components.code_alias.serving.chat import ChatAnswer, CodeChat
 from haystack_integrations.components.code_alias.serving.live import (
     SyncStatus,
@@ -38,6 +39,9 @@ from haystack_integrations.components.code_alias.serving.service import (
     get_service,
     hide_paths,
 )
+
+#: A `repo` / `package` filter name (`indexing.repositories.repository_filters` checks the same).
+FilterName = Annotated[str, Field(min_length=1, max_length=200)]
 
 ALLOW_RUNTIME_DEPLOY_ENV = "CODE_ALIAS_ALLOW_RUNTIME_DEPLOY"
 UNSAFE_HAYHOOKS = (
@@ -81,8 +85,10 @@ class AskWrapper(BasePipelineWrapper):
         question: Annotated[str, Field(min_length=1, max_length=MAX_QUESTION_CHARS)],
         top_k: Annotated[int, Field(ge=TOP_K_RANGE[0], le=TOP_K_RANGE[1], strict=True)] = 10,
         mode: Literal["dictionary", "llm"] = "dictionary",
-        repo: Annotated[str, Field(min_length=1, max_length=200)] | None = None,
-        package: Annotated[str, Field(min_length=1, max_length=200)] | None = None,
+        repo: FilterName | Annotated[list[FilterName], Field(min_length=1, max_length=MAX_FILTER_VALUES)] | None = None,
+        package: FilterName
+        | Annotated[list[FilterName], Field(min_length=1, max_length=MAX_FILTER_VALUES)]
+        | None = None,
     ) -> AskResponse:
         """Find where something lives in the indexed code base from an informal question (e.g. "where's the \
 payments retry helper?"): returns the definitions that answer it, best first (qualified name, kind, file, \
@@ -96,8 +102,9 @@ opening files when you do not know a name or a path; ask one thing per call.
         :param mode: "dictionary" (default: deterministic, milliseconds) rewrites with the alias dictionary alone;
             "llm" lets the server's language model choose among the dictionary's candidates (only when the
             server has one configured; see `code_alias_status`).
-        :param repo: Only this repository of the index (its name, as `code_alias_status` lists the repositories).
-        :param package: Only this package (its declared name).
+        :param repo: Only this repository of the index, or any of these (its name, as `code_alias_status` lists
+            the repositories); a name the index does not hold is an error that lists those it holds.
+        :param package: Only this package, or any of these (its declared name); likewise checked.
         :returns: `symbols` (rank, qualified_name, symbol, kind, file_path, start_line, end_line, package, score,
             why: the evidence behind its place), `files` (rank, file_path, score, hits with symbol, qualified_name,
             kind, start_line, end_line), `rewrite` (rewritten, symbols, packages, intent, dropped, meta), `mode`

@@ -21,6 +21,11 @@ the secret being `CODE_ALIAS_WEBHOOK_SECRET` in the server's environment. Withou
 answers 403 and does nothing; an unsigned or wrongly signed request gets 401 and changes nothing. Neither the
 secret nor the signature is ever logged or echoed.
 
+A delivery received again within `REPLAY_WINDOW_SECONDS` (the same `X-GitHub-Delivery` / `X-Gitlab-Event-UUID`, or
+the same signed push body under any id), and a GitHub push whose signed `pushed_at` is older than that, is
+acknowledged (200, `"accepted": false`) without a sync (`DeliveryLog`). A body nesting deeper than
+`json_depth.MAX_JSON_DEPTH` is a 422 before it is parsed.
+
 Every sync (from the server or the CLI) records its outcome in `sync-status.json` in the index folder (written
 atomically), which `code-alias status` and the server's `code_alias_status` report: last sync, trigger, dictionary
 version, documents, last error.
@@ -35,6 +40,7 @@ import logging
 import os
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,8 +51,15 @@ from typing_extensions import TypedDict
 from ..core.model import atomic_write_bytes
 from ..core.processes import process_alive
 from ..core.repositories import origin_url
+from ..errors import CodeAliasError
+from ..indexing.dictionary_handle import DictionaryHandle
 from ..indexing.index_files import current_manifest
-from ..indexing.repositories import read_repositories
+from ..indexing.repositories import as_recorded, read_repositories
+from ..paths import DICTIONARY_FILE
+from ..retrieval.search import CodeSearch
+from .json_depth import MAX_JSON_DEPTH, too_deep
+from .push_sync import WarmIndexer
+from .service import hide_paths
 
 if TYPE_CHECKING:
     from .push_sync import WarmIndexer
@@ -60,9 +73,13 @@ STATUS_FILE = "sync-status.json"
 MAX_PATHS = 10_000
 MAX_PATH_CHARS = 1_000
 MAX_ERROR_CHARS = 500
+#: A delivery seen this recently is a replay; a GitHub push older than this is stale (`DeliveryLog`).
+REPLAY_WINDOW_SECONDS = 3600.0
+#: Deliveries remembered at most (the oldest are forgotten first): a storm of fresh ids cannot grow the log.
+MAX_DELIVERIES = 10_000
 
 
-class WebhookRefused(Exception):
+class WebhookRefused(CodeAliasError):
     """A webhook request refused before anything ran; `status_code` is the HTTP answer, `detail` says why."""
 
     def __init__(self, status_code: int, detail: str) -> None:
@@ -223,6 +240,70 @@ def repository_names(root: Path) -> set[str]:
     return names
 
 
+# ---- replays ----------------------------------------------------------------------------------------------------
+def delivery_keys(headers: Mapping[str, str], body: bytes | None, payload: Any, request: PushRequest) -> list[str]:
+    """
+    What identifies a webhook delivery: the host's delivery id (`X-GitHub-Delivery`, GitLab's
+    `X-Gitlab-Event-UUID`) and, for a push event, a digest of the signed body. The id alone is not enough, since
+    no signature covers a header: a captured delivery replayed with a fresh id has the same body. A plain
+    `{"paths": [...]}` request has no body key: a cron job may send the same one every few minutes.
+    """
+    keys = [
+        f"{name}:{value.strip()[:200]}"
+        for name in ("x-github-delivery", "x-gitlab-event-uuid")
+        if (value := headers.get(name, "")).strip()
+    ]
+    if request.event == "push":
+        signed = body if body is not None else json.dumps(payload, sort_keys=True, default=str).encode()
+        keys.append("body:" + hashlib.sha256(signed).hexdigest())
+    return keys
+
+
+def pushed_at(payload: Any) -> float | None:
+    """When GitHub says the push happened (`repository.pushed_at`, seconds, inside the signed body); else None."""
+    repository = payload.get("repository") if isinstance(payload, dict) else None
+    value = repository.get("pushed_at") if isinstance(repository, dict) else None
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+@dataclass
+class DeliveryLog:
+    """
+    The webhook deliveries of the last `window` seconds (at most `limit`): a delivery seen again in that time is a
+    replay, acknowledged without a sync, so a captured delivery cannot keep the indexer busy. A GitHub push older
+    than the window is stale (the log of a restarted server no longer has it), likewise acknowledged.
+    """
+
+    window: float = REPLAY_WINDOW_SECONDS
+    limit: int = MAX_DELIVERIES
+    _seen: OrderedDict[str, float] = field(default_factory=OrderedDict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def replayed(self, keys: list[str], pushed: float | None = None, now: float | None = None) -> str | None:
+        """
+        Record a delivery; why it must not sync ("replay" or "stale", with when), or None for a new one.
+
+        :param keys: Its `delivery_keys`.
+        :param pushed: Its `pushed_at`, when it has one.
+        :param now: The time (seconds since the epoch); None = now.
+        """
+        moment = time.time() if now is None else now
+        if pushed is not None and moment - pushed > self.window:
+            return f"stale: pushed {moment - pushed:,.0f} s ago, longer than the {self.window:,.0f} s replay window"
+        with self._lock:
+            while self._seen and (
+                len(self._seen) >= self.limit or moment - next(iter(self._seen.values())) > self.window
+            ):
+                self._seen.popitem(last=False)
+            for key in keys:
+                seen = self._seen.get(key)
+                if seen is not None and moment - seen <= self.window:
+                    return f"replay: this delivery was received {moment - seen:,.0f} s ago"
+            for key in keys:
+                self._seen[key] = moment
+        return None
+
+
 # ---- the sync record -----------------------------------------------------------------------------------------------
 def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
@@ -284,7 +365,6 @@ def _write_status(index_dir: Path, status: Mapping[str, Any]) -> None:
 def _one_line(error: BaseException) -> str:
     while type(error).__name__ == "PipelineRuntimeError" and error.__cause__ is not None:
         error = error.__cause__
-    from .service import hide_paths
 
     text = hide_paths(" ".join(f"{type(error).__name__}: {error}".split()))
     return text if len(text) <= MAX_ERROR_CHARS else text[: MAX_ERROR_CHARS - 3] + "..."
@@ -296,8 +376,6 @@ def indexed_root(index_dir: Path) -> Path:
 
     :raises FileNotFoundError: No index, or its root is not a folder on this machine.
     """
-    from ..indexing.dictionary_handle import DictionaryHandle
-    from ..paths import DICTIONARY_FILE
 
     root = DictionaryHandle.for_path(index_dir / DICTIONARY_FILE).dictionary.root
     if not root or not Path(root).is_dir():
@@ -320,11 +398,12 @@ def sync_targets(
         return [(Path(root).expanduser().resolve(), repo)]
     records = read_repositories(index_dir)
     if repo is not None:
-        record = records.get(repo)
+        name = as_recorded(repo, records)
+        record = records.get(name)
         if record is None or not record.get("root"):
             known = ", ".join(sorted(records)) or "none"
             raise FileNotFoundError(f"no repository {repo!r} recorded in {index_dir} (it holds: {known})")
-        return [(Path(str(record["root"])), repo)]
+        return [(Path(str(record["root"])), name)]
     if len(records) > 1:
         return [(Path(str(r["root"])), name) for name, r in sorted(records.items()) if r.get("root")]
     return [(indexed_root(index_dir), None)]
@@ -363,7 +442,6 @@ def run_sync(
         components stay loaded between syncs and the new build is handed to the server's queries at once.
     :returns: The record written to `sync-status.json`; `state` is "ok" or "failed" (then `last_error` says why).
     """
-    from ..retrieval.search import CodeSearch
 
     folder = Path(index_dir).expanduser().resolve()
     previous = read_status(folder)
@@ -430,6 +508,7 @@ class Syncer:
     _thread: threading.Thread | None = None
     _indexer: WarmIndexer | None = None
     _walks: set[str | None] = field(default_factory=set)  # repositories a request without paths asked for
+    deliveries: DeliveryLog = field(default_factory=DeliveryLog)
 
     def __post_init__(self) -> None:
         # Ids go on from the last recorded sync, so a client polling `last_sync_id >= its id` after a server
@@ -442,8 +521,6 @@ class Syncer:
         if self.backend != "embedded":
             return None
         if self._indexer is None:
-            from .push_sync import WarmIndexer
-
             self._indexer = WarmIndexer(self.index_dir, lexical=self.lexical)
         return self._indexer
 
@@ -602,9 +679,11 @@ def handle_webhook(
         logger.warning("code-alias: webhook from %s refused (%s): %s", client, refused.status_code, refused.detail)
         raise
     if body is not None:
+        if too_deep(body):  # `json.loads` would recurse into it and raise RecursionError, not ValueError
+            raise WebhookRefused(422, f"the JSON body nests deeper than {MAX_JSON_DEPTH} levels")
         try:
             payload = json.loads(body.decode("utf-8")) if body.strip() else {}
-        except (UnicodeDecodeError, ValueError):
+        except (UnicodeDecodeError, ValueError, RecursionError):
             raise WebhookRefused(422, "the body is not JSON") from None
     request = parse_push(payload, headers)
     if request.event == "ping":
@@ -624,7 +703,12 @@ def handle_webhook(
             if request.repository.lower() not in names and request.repository.split("/")[-1].lower() not in names:
                 raise WebhookRefused(404, f"this server indexes {sorted(names)[0]!r}, not {request.repository!r}")
         shown = root.name
-    queued = syncer_for(index_dir, backend=backend, lexical=lexical).submit(request, target)
+    syncer = syncer_for(index_dir, backend=backend, lexical=lexical)
+    replay = syncer.deliveries.replayed(delivery_keys(headers, body, payload, request), pushed_at(payload))
+    if replay is not None:  # acknowledged (2xx: the host does not retry), and nothing queued
+        logger.info("code-alias: webhook from %s not synced (%s)", client, replay)
+        return {"accepted": False, "event": request.event, "repository": shown, "detail": f"{replay}; no new sync"}
+    queued = syncer.submit(request, target)
     logger.info("code-alias: sync %s queued by %s (%s, %d paths)", queued["sync_id"], client, how, len(request.paths))
     return {**queued, "event": request.event, "repository": shown}
 

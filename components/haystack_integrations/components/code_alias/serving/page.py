@@ -19,6 +19,9 @@ from importlib import resources
 from pathlib import PurePosixPath
 from typing import Any
 
+from haystack_integrations.components.code_alias.core.model import DictionaryError
+from haystack_integrations.components.code_alias.indexing.dictionary_handle import DictionaryHandle
+from haystack_integrations.components.code_alias.paths import DICTIONARY_FILE
 from haystack_integrations.components.code_alias.serving.chat import symbol_code
 from haystack_integrations.components.code_alias.serving.service import (
     LIMIT_RANGE,
@@ -118,15 +121,10 @@ class PageService:
         self.service = service
 
     def _dictionary(self) -> Any:
-        from haystack_integrations.components.code_alias.indexing.dictionary_handle import DictionaryHandle
-        from haystack_integrations.components.code_alias.paths import DICTIONARY_FILE
-
         return DictionaryHandle.for_path(self.service.settings.index_dir / DICTIONARY_FILE).dictionary
 
     def info(self) -> dict[str, Any]:
         """The repositories and packages to filter by, and the limits."""
-        from haystack_integrations.components.code_alias.core.model import DictionaryError
-
         try:
             dictionary = self._dictionary()
         except (DictionaryError, FileNotFoundError) as error:

@@ -40,6 +40,7 @@ from typing import Any
 from haystack import Document, Pipeline
 
 from ..core.builder import DEFAULT_NICKNAME_FILES
+from ..core.hints import HintIndex
 from ..core.manifests import MANIFEST_NAMES
 from ..core.model import AliasDictionary, Skipped
 from ..core.walker import (
@@ -50,10 +51,21 @@ from ..core.walker import (
     resolve_inside,
     walk_repository,
 )
-from ..indexing import index_files, index_mode, repositories
+from ..indexing import index_files, index_mode, index_repair, repositories
 from ..indexing.dictionary_handle import DictionaryHandle
+from ..indexing.index_delta import compaction_due, load_dictionary
 from ..indexing.reader import is_source_path, source_document
+from ..indexing.store import (
+    CodeIndexDocumentStore,
+    holding_served,
+    restamp_serving,
+    serve_documents,
+    serving_index,
+    writer_stores,
+)
+from ..indexing.store_cache import prepare_all
 from ..paths import DICTIONARY_FILE
+from ..retrieval.bm25 import save_deferred
 from ..retrieval.search import CodeSearch, index_dir_environment
 
 logger = logging.getLogger(__name__)
@@ -94,7 +106,6 @@ class WarmIndexer:
 
     # ---- the warm components ---------------------------------------------------------------------------------
     def _components(self) -> Pipeline:
-        from ..indexing.store import writer_stores
 
         if self._pipeline is None:
             with writer_stores(f"warm-{index_files.new_build_id()}"):  # unseen by queries until saved
@@ -109,8 +120,6 @@ class WarmIndexer:
 
         :returns: `{"embedded", "seconds"}`, or None for a lexical index.
         """
-        from ..indexing.store import holding_served, serve_documents, serving_index
-        from ..indexing.store_cache import prepare_all
 
         if index_mode.recorded_retrieval(self.index_dir) != "hybrid":
             return None
@@ -155,8 +164,6 @@ class WarmIndexer:
 
         :returns: `{"deltas", "seconds"}` (how many deltas were folded), or None when nothing was due.
         """
-        from ..indexing.index_delta import compaction_due, load_dictionary
-        from ..indexing.store import holding_served, restamp_serving
 
         started = time.perf_counter()
         with self._lock, index_files.index_lock(self.index_dir, timeout=lock_timeout):
@@ -188,7 +195,6 @@ class WarmIndexer:
         What a server does between syncs, off their path: save the BM25 index the last sync built, for other
         processes (`bm25.save_deferred`), and compact the chains of deltas when due (`compact`).
         """
-        from ..retrieval.bm25 import save_deferred
 
         save_deferred()
         self.compact(lock_timeout=lock_timeout)
@@ -210,7 +216,6 @@ class WarmIndexer:
 
     def close(self) -> None:
         """Let the warm writer store go (its documents leave memory); the next sync loads them again."""
-        from ..indexing.store import CodeIndexDocumentStore
 
         pipeline, self._pipeline = self._pipeline, None
         if pipeline is None:
@@ -243,7 +248,7 @@ class WarmIndexer:
             raise FileNotFoundError(f"{root}: not a folder")
         started = time.perf_counter()
         with self._lock, index_files.index_lock(self.index_dir, timeout=lock_timeout):
-            repaired = index_files.prepare_for_indexing(self.index_dir)
+            repaired = index_repair.prepare_for_indexing(self.index_dir)
             if repaired:
                 self.close()
             name = repositories.repository_for_root(self.index_dir, folder, repo)
@@ -291,8 +296,6 @@ class WarmIndexer:
 
     def _run(self, folder: Path, name: str, paths: list[str] | None) -> dict[str, Any]:
         """The indexing pipeline's components in its graph's order, on the pushed paths or on the whole tree."""
-        from ..indexing.store import holding_served, serve_documents, serving_index
-        from ..indexing.store_cache import prepare_all
 
         pipeline = self._components()
         builder: Any = pipeline.get_component("dictionary_builder")
@@ -337,8 +340,6 @@ class WarmIndexer:
         handle = DictionaryHandle.for_path(self.index_dir / DICTIONARY_FILE)
         hints = None
         if handle.serving:
-            from ..core.hints import HintIndex
-
             served_dictionary, served_hints = handle.held()
             if served_dictionary is not None and served_hints is not None:
                 hints = served_hints.updated(served_dictionary, dictionary)  # only the names the push changed

@@ -17,7 +17,8 @@ Around the app (see `docs/serving.md` for the threat model):
   except the push webhook `POST /code_alias_sync/run`, which a Git host cannot give a bearer token: it must be
   signed with `CODE_ALIAS_WEBHOOK_SECRET` instead (`live.py`; 401 unsigned, 403 without a secret configured);
 - a body over `CODE_ALIAS_MAX_BODY_BYTES` (64 KiB; 1 MiB for the webhook, whose push payloads list commits) is a
-  413, read no further;
+  413, read no further; one nesting deeper than `json_depth.MAX_JSON_DEPTH` a 422 (400 with a JSON-RPC parse error
+  on `/mcp`), before a recursive parser can fail on it;
 - a request that does not fit the schema is a 422 whose body never repeats the input, and any other failure a
   one-line 500 with no traceback or path; the connection stays usable either way.
 """
@@ -36,11 +37,18 @@ import sys
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field, replace
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from haystack_integrations.components.code_alias.serving.page import is_page_asset
+from haystack_integrations.components.code_alias.serving.hayhooks_wrappers import DEPLOYMENTS
+from haystack_integrations.components.code_alias.serving.json_depth import MAX_JSON_DEPTH, too_deep
+from haystack_integrations.components.code_alias.serving.live import WebhookRefused
+from haystack_integrations.components.code_alias.serving.openai_routes import add_openai_routes
+from haystack_integrations.components.code_alias.serving.page import add_page_routes, is_page_asset
 from haystack_integrations.components.code_alias.serving.server_discovery import (
     HELLO_PATH,
     LOOPBACK_NAMES,
@@ -220,6 +228,9 @@ class GuardMiddleware:
         if more:
             await self._too_large(send, limit)
             return
+        if too_deep(body):  # before any parser recurses into it (`json_depth`)
+            await self._too_deep(send, str(scope.get("path", "")))
+            return
         await self._run(scope, self._replay(body, receive), send)
 
     def _origin_allowed(self, origin: str, host: str, scope: Scope) -> bool:
@@ -238,6 +249,25 @@ class GuardMiddleware:
         await _send_json(
             send, 413, f"request body over {limit:,} bytes (CODE_ALIAS_MAX_BODY_BYTES)", [(b"connection", b"close")]
         )
+
+    @staticmethod
+    async def _too_deep(send: Send, path: str) -> None:
+        detail = f"the JSON body nests deeper than {MAX_JSON_DEPTH} levels"
+        if path.rstrip("/") != "/mcp":
+            await _send_json(send, 422, detail)
+            return
+        # What the MCP SDK answers for a body it cannot parse: HTTP 400 with a JSON-RPC parse error (-32700).
+        body = json.dumps(
+            {"jsonrpc": "2.0", "id": "server-error", "error": {"code": -32700, "message": f"Parse error: {detail}"}}
+        ).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 400,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
 
     async def _read_body(self, receive: Receive, limit: int) -> tuple[bytes, bool]:
         """The whole body, or (what was read, True) as soon as it passes the limit."""
@@ -341,8 +371,6 @@ def _sync_route(wrapper: Any) -> dict[str, Any]:
     from fastapi.concurrency import run_in_threadpool
     from fastapi.responses import JSONResponse
 
-    from haystack_integrations.components.code_alias.serving.live import WebhookRefused
-
     async def endpoint(request: Request) -> JSONResponse:
         body = await request.body()
         headers = {key.lower(): value for key, value in request.headers.items()}
@@ -403,8 +431,6 @@ def build_app(
     from starlette.exceptions import HTTPException as StarletteHTTPException
     from starlette.middleware.cors import CORSMiddleware
     from starlette.middleware.trustedhost import TrustedHostMiddleware
-
-    from haystack_integrations.components.code_alias.serving.hayhooks_wrappers import DEPLOYMENTS
 
     chosen = settings or ServerSettings.from_env()
     get_service(service_settings)  # load once, before the first request, and fail early on bad settings
@@ -487,9 +513,6 @@ def _hello_route(link: LinkIdentity) -> dict[str, Any]:
 
 def _add_browser_and_chat_routes(app: Any, ask: Any, chat_generator: Any | None) -> None:
     """The search page (`page.py`) and the OpenAI-compatible chat routes (`openai_routes.py`) of the ask deployment."""
-    from haystack_integrations.components.code_alias.serving.openai_routes import add_openai_routes
-    from haystack_integrations.components.code_alias.serving.page import add_page_routes
-
     if chat_generator is not None:
         ask.use_chat_generator(chat_generator)
     add_openai_routes(app, ask)
@@ -497,8 +520,6 @@ def _add_browser_and_chat_routes(app: Any, ask: Any, chat_generator: Any | None)
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         return version("code-alias-haystack")
     except PackageNotFoundError:  # pragma: no cover - a source checkout without an install
@@ -536,7 +557,6 @@ def _mcp_app(wrappers: dict[str, Any]) -> _McpEndpoint:
     from mcp.server.lowlevel import Server
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
     from mcp.types import TextContent, Tool
-    from pydantic import ValidationError
 
     tools: dict[str, tuple[Any, Any, Tool]] = {}
     for name, wrapper in wrappers.items():
@@ -680,7 +700,6 @@ def serve_from_cli(
 ) -> int:
     """The `code-alias serve` command: settings from the environment, the command line's options on top."""
     service = ServiceSettings.from_env()
-    from pathlib import Path
 
     chosen_backend = backend if backend != "embedded" else service.backend
     service = replace(service, index_dir=Path(index_dir).expanduser().resolve(), backend=chosen_backend)  # type: ignore[arg-type]

@@ -47,6 +47,7 @@ from typing import Any, Literal, cast
 from fastapi import HTTPException
 from haystack import Document
 from haystack.document_stores.errors import DocumentStoreError
+from threadpoolctl import threadpool_limits
 from typing_extensions import NotRequired, TypedDict
 
 from haystack_integrations.components.code_alias.core.model import DictionaryError
@@ -61,7 +62,12 @@ from haystack_integrations.components.code_alias.retrieval.search import (
     CodeSearch,
     IndexMissingError,
 )
-from haystack_integrations.components.code_alias.rewriting.generators import default_rewrite_timeout
+from haystack_integrations.components.code_alias.rewriting.generators import (
+    default_rewrite_timeout,
+    usable_chat_generator_spec,
+)
+
+from ..indexing.vector_fill import vector_status
 
 logger = logging.getLogger(__name__)
 
@@ -246,7 +252,6 @@ class ServiceSettings:
         """The serialised ChatGenerator for `mode="llm"`, or None."""
         if not self.generator_configured:
             return None
-        from haystack_integrations.components.code_alias.rewriting.generators import usable_chat_generator_spec
 
         try:
             return usable_chat_generator_spec(
@@ -362,18 +367,23 @@ def check_int(value: Any, name: str, low: int, high: int) -> int:
     return value
 
 
-def check_filter_name(value: Any, name: str) -> str | None:
-    """A `repo` / `package` filter value: None, or a name (`repositories.repository_filters`); 422 otherwise."""
+def check_filter_name(value: Any, name: str) -> str | list[str] | None:
+    """
+    A `repo` / `package` filter value: None, a name or a list of names (`repositories.repository_filters`); 422
+    otherwise. Whether the index holds them is `CodeSearch.check_filters`'s to say.
+    """
     if value is None:
         return None
-    if not isinstance(value, str):
-        raise bad_request(f"{name} must be a string, got {type(value).__name__}")
-    _check_text(value, name)
+    values = value if isinstance(value, list) else [value]
+    for item in values:
+        if not isinstance(item, str):
+            raise bad_request(f"{name} must be a string or a list of strings, got {type(item).__name__}")
+        _check_text(item, name)
     try:
         repository_filters(**{name: value})
     except ValueError as error:
         raise bad_request(str(error)) from None
-    return cast(str, value)
+    return cast("str | list[str]", value)
 
 
 def check_mode(mode: Any) -> Mode:
@@ -450,7 +460,6 @@ class CodeAliasService:
             return
         # The same bound for numpy's BLAS: OpenBLAS threads spin for each other when several requests multiply at
         # once (a 0.05 ms query-times-matrix product took 3-6 ms at 16 concurrent callers on 2 cores).
-        from threadpoolctl import threadpool_limits
 
         threadpool_limits(limits=threads, user_api="blas")
         if "torch" not in sys.modules:  # no model loaded (a lexical index): torch stays out
@@ -567,6 +576,11 @@ class CodeAliasService:
         check_filter_name(repo, "repo")
         check_filter_name(package, "package")
         search = self._search()
+        if repo is not None or package is not None:
+            try:  # here, not only inside `ask`: an unknown name is the client's mistake (422), never a 500
+                repo, package = search.check_filters(repo, package)
+            except ValueError as error:
+                raise bad_request(str(error)) from None
         with self._slot(), self._backend_errors("ask"):
             answer = search.ask(text, top_k=k, mode=chosen if search.llm else None, repo=repo, package=package)
         payload = self._ask_payload(answer, chosen, k)
@@ -665,7 +679,6 @@ class CodeAliasService:
         """How far the chunk vectors of a progressive index are (`vector_fill.vector_status`); None off embedded."""
         if self.settings.backend != "embedded":
             return None
-        from ..indexing.vector_fill import vector_status
 
         try:
             return vector_status(self.settings.index_dir)
