@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
 import os
+import tempfile
 from pathlib import Path
 
 INDEX_DIR_ENV = "CODE_ALIAS_INDEX_DIR"
@@ -50,16 +54,12 @@ def has_index(folder: Path) -> bool:
 
 
 def _registry_file(root: Path) -> Path:
-    import hashlib
-
     key = hashlib.sha256(str(root).encode("utf-8")).hexdigest()[:32]
     return user_cache_dir() / REGISTRY_DIR / f"{key}.json"
 
 
 def registered_index(root: Path) -> Path | None:
     """The index that repository `root` was last indexed into, when it still exists (`register_index`)."""
-    import json
-
     try:
         record = json.loads(_registry_file(root).read_text(encoding="utf-8"))
         folder = Path(record["index_dir"])
@@ -70,10 +70,6 @@ def registered_index(root: Path) -> Path | None:
 
 def register_index(root: Path, index_dir: Path) -> None:
     """Remember that `root` is indexed in `index_dir`, so that asking from inside `root` finds it (best effort)."""
-    import contextlib
-    import json
-    import tempfile
-
     path = _registry_file(root)
     with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -34,6 +34,8 @@ import os
 import signal
 import socket
 import sys
+import threading
+import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field, replace
@@ -41,7 +43,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, Field, ValidationError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from haystack_integrations.components.code_alias.serving.hayhooks_wrappers import DEPLOYMENTS
@@ -499,7 +501,6 @@ def build_app(
 def _hello_route(link: LinkIdentity) -> dict[str, Any]:
     """`POST /code_alias_hello {"nonce": HEX}`: this server's proof that it is the announced one (no token needed)."""
     from fastapi.responses import JSONResponse
-    from pydantic import BaseModel, Field
 
     class Hello(BaseModel):
         nonce: str = Field(pattern="^[0-9a-f]{32,128}$")
@@ -626,9 +627,6 @@ def run_uvicorn(app: Any, listener: socket.socket, *, idle_seconds: float | None
 
     :param idle_seconds: Exit after this long without a request (the warm server); None serves until stopped.
     """
-    import threading
-    import time
-
     import uvicorn
 
     served = app

@@ -42,6 +42,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..core.processes import process_alive
+from ..errors import CodeAliasError
 from ..paths import user_cache_dir
 
 #: The names of this machine's loopback, as a `Host` header or a URL may write them.
@@ -53,11 +54,11 @@ MAX_SOCKET_PATH = 100
 PROOF_CONTEXT = "code-alias-hello-1"
 
 
-class UnsafeLinkError(RuntimeError):
+class UnsafeLinkError(RuntimeError, CodeAliasError):
     """The private folder, an announcement or a peer failed a check: nothing is sent to it."""
 
 
-class PeerAnswerError(RuntimeError):
+class PeerAnswerError(RuntimeError, CodeAliasError):
     """A proven server refused the request (a 4xx/5xx with its one-line detail)."""
 
     def __init__(self, status: int, detail: str) -> None:

@@ -26,11 +26,14 @@ import contextlib
 import fcntl
 import os
 import secrets
+import signal
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
+from importlib.util import find_spec
 from pathlib import Path
 from typing import IO, Any
 
@@ -64,8 +67,6 @@ def daemon_allowed(environ: Mapping[str, str] | None = None) -> bool:
 
 def server_installed() -> bool:
     """Whether the server's modules are installed (found, not imported: this runs on every ask)."""
-    from importlib.util import find_spec
-
     return all(find_spec(name) is not None for name in SERVER_MODULES)
 
 
@@ -185,8 +186,6 @@ def bind_unix(path: Path) -> socket.socket:
 
 def serve_warm(index_dir: Path, *, idle: float) -> int:
     """Hold the lifetime lock, bind the socket, load the index, announce, serve until idle; 0 when another one runs."""
-    from dataclasses import replace
-
     from .server import LinkIdentity, ServerSettings, build_app, run_uvicorn
     from .server_discovery import announce, new_proof_key
     from .service import ServiceSettings
@@ -221,8 +220,6 @@ def serve_warm(index_dir: Path, *, idle: float) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """`python -m ...serving.warm --index-dir DIR`: what `ensure_warm_server` starts."""
-    import signal
-
     os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
     parser = argparse.ArgumentParser(prog="code-alias-warm", description="The warm server of one index folder.")
     parser.add_argument("--index-dir", required=True)
