@@ -73,6 +73,7 @@ def test_defaults_hold_when_no_global_option_is_given(monkeypatch: pytest.Monkey
     monkeypatch.setenv("CODE_ALIAS_INDEX_DIR", "from-env")
     for argv in (["index", "repo"], ["dict", "show"], ["dict", "complete", "x"], ["ask", "q"]):
         args = cli._parser().parse_args(argv)
+        cli._choose_index_dir(args)  # the variable wins over finding one
         assert (args.json, args.index_dir, args.backend, args.debug) == (False, "from-env", "embedded", False), argv
     # an option given before the subcommand is not reset by the subcommand's own copy
     args = cli._parser().parse_args(["--index-dir", "X", "--json", "dict", "complete", "x"])
@@ -168,6 +169,7 @@ def test_json_rank_is_the_printed_order(monkeypatch: pytest.MonkeyPatch, capsys:
             return FakeAnswer()
 
     monkeypatch.setattr(search, "CodeSearch", FakeSearch)
+    monkeypatch.setenv("CODE_ALIAS_INDEX_DIR", "stands-for-an-index")  # the fake needs none to be found
     code, out, _ = run_cli(["ask", "q", "--json"], capsys)
     payload = json.loads(out)
     assert code == 0
@@ -180,7 +182,9 @@ def test_json_rank_is_the_printed_order(monkeypatch: pytest.MonkeyPatch, capsys:
     code, text, _ = run_cli(["ask", "q"], capsys)
     lines = text.splitlines()
     symbols, files = lines[lines.index("symbols:") + 1 : lines.index("files:")], lines[lines.index("files:") + 1 :]
-    assert [line.split()[1] for line in symbols] == [s["qualified_name"] for s in payload["symbols"]]
+    numbered = [line for line in symbols if re.match(r"^\s*\d+\. ", line)]
+    assert [line.split()[1] for line in numbered] == [s["qualified_name"] for s in payload["symbols"]]
+    assert "      why: found by keyword search, 2nd" in symbols  # the evidence in words; --json keeps "bm25 #2"
     assert [line.split()[1] for line in files if re.match(r"^\s*\d+\. ", line)] == [
         f["file_path"] for f in payload["files"]
     ]

@@ -163,7 +163,10 @@ def test_cli_index_ask_dict_json(tmp_path: Path) -> None:
     )
     lines = printed.stdout.splitlines()
     assert lines.index("symbols:") < lines.index("files:")  # the CLI prints the symbols first
-    assert "withStripeBackoff  packages/payments-core/src/retry.ts:6-" in printed.stdout
+    absolute = ACME_REPO.resolve() / "packages/payments-core/src/retry.ts"
+    assert payload["symbols"][0]["location"] == f"{absolute}:6"  # absolute, to open at the line
+    assert f"withStripeBackoff  {absolute}:6  lines 6-" in printed.stdout
+    assert "\033]8;;" not in printed.stdout  # no terminal hyperlinks when piped
     lookup = subprocess.run(
         [*cli, "--json", "dict", "lookup", "the bouncer"], capture_output=True, text=True, check=False
     )

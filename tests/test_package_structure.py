@@ -74,7 +74,9 @@ LAZY_IMPORTS = {
 }
 # The console script imports each command's modules when that command runs: `code-alias ask` against a running
 # server starts in ~0.1 s instead of the pipelines' ~2 s import.
-LAZY_MODULES = {"cli.py"}
+# The warm server's starter and the CLI's texts run on that fast path too (`serving/warm.py` imports the server
+# only in the detached server process; `presentation.py` the vector count only when an answer has one to show).
+LAZY_MODULES = {"cli.py", "serving/warm.py", "presentation.py"}
 
 
 def _module_name(path: Path) -> str:

@@ -291,3 +291,28 @@ def test_a_server_reports_the_vectors_and_answers_while_they_arrive(
     after = service.status()["vectors"]
     assert after is not None and 0 < after["vectors"]["embedded"] < after["vectors"]["total"]
     assert service._search().ask(QUESTION).embedding_documents  # the same server now fuses the vectors
+
+
+def test_status_names_a_background_fill_from_its_start(
+    acme_repo: Path, tmp_path: Path, fake_model: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Just after `index --background` the fill has not written its own record yet: status must not say "resume"."""
+    import subprocess
+    import sys
+
+    from haystack_integrations.components.code_alias.indexing.vector_fill import record_fill_started
+
+    folder = tmp_path / "idx"
+    CodeSearch(folder).index(acme_repo, vectors=False)
+    worker = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])  # stands for `code-alias embed`
+    try:
+        record_fill_started(folder, worker.pid)
+        assert cli.main(["status", "--index-dir", str(folder)]) == 0
+        ready, vectors, *_ = capsys.readouterr().out.splitlines()
+        assert ready == "ready: yes, lexical for now (no chunk vectors yet)"
+        assert vectors.startswith("vectors: 0 / ") and vectors.endswith(f"a fill is running (pid {worker.pid})")
+    finally:
+        worker.kill()
+        worker.wait()
+    assert cli.main(["status", "--index-dir", str(folder)]) == 0
+    assert "`code-alias embed` resumes" in capsys.readouterr().out.splitlines()[1]

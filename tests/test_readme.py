@@ -2,8 +2,9 @@
 
 One test per line, in README order. Lines that need what a test machine lacks (Docker, Elasticsearch, an LLM
 server or model, a Hayhooks server, installing from PyPI) skip and say why. `code-alias` lines run in process
-(`cli.main`) in a scratch folder, with `path/to/repo` standing for a copy of tests/fixtures/acme_repo; they use
-the real pipelines (the packaged embedding model), hence `slow`.
+(`cli.main`) in a scratch folder, with `path/to/repo` standing for a copy of tests/fixtures/acme_repo; a `cd DIR`
+line moves the following lines there, as in a shell. They use the real pipelines (the packaged embedding model),
+hence `slow`.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from haystack_integrations.components.code_alias import cli
+from haystack_integrations.components.code_alias.paths import find_index_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -116,27 +118,42 @@ def test_bash_lines_join_continuations_and_cut_comments() -> None:
 
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A scratch folder holding `path/to/repo` (a copy of the fixture repository); the index goes to `.code-alias`."""
+    """A scratch folder holding `path/to/repo` (a copy of the fixture repository), where the index goes."""
     folder = tmp_path_factory.mktemp("readme")
     shutil.copytree(ACME, folder / REPO_PLACEHOLDER, symlinks=True)
     return folder
 
 
+@pytest.fixture(scope="module")
+def shell_dir(workspace: Path) -> dict[str, Path]:
+    """The folder the README's lines run in: the workspace, until a `cd` line moves it."""
+    return {"cwd": workspace}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("line", LINES, ids=[line.id for line in LINES])
 def test_readme_command_runs(
-    line: Line, workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    line: Line,
+    workspace: Path,
+    shell_dir: dict[str, Path],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     reason = skip_reason(line)
     if reason is not None:
         pytest.skip(f"README line {line.number} `{line.text}`: {reason}")
+    if line.text.startswith("cd "):
+        target = (shell_dir["cwd"] / shlex.split(line.text)[1]).resolve()
+        assert target.is_dir(), f"README line {line.number} `{line.text}`: no folder {target}"
+        shell_dir["cwd"] = target
+        return
     if not line.text.startswith("code-alias "):
         pytest.fail(f"README line {line.number} `{line.text}`: no way to run it here; add a rule to SKIPS or a runner")
-    monkeypatch.chdir(workspace)
+    monkeypatch.chdir(shell_dir["cwd"])
     monkeypatch.delenv("CODE_ALIAS_INDEX_DIR", raising=False)
     argv = shlex.split(line.text)[1:]
-    if argv[0] != "index" and not (workspace / ".code-alias").is_dir():
-        assert cli.main(["index", REPO_PLACEHOLDER]) == 0  # run alone (-k): the README's first step
+    if argv[0] != "index" and find_index_dir(shell_dir["cwd"]) is None:
+        assert cli.main(["index", str(workspace / REPO_PLACEHOLDER)]) == 0  # run alone (-k): the README's first step
         capsys.readouterr()
     code = cli.main(argv)
     out, err = capsys.readouterr()

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from .errors import CodeAliasError
-from .paths import DEFAULT_INDEX_DIR, DICTIONARY_FILE, INDEX_DIR_ENV
+from .paths import DEFAULT_INDEX_DIR, DICTIONARY_FILE, INDEX_DIR_ENV, find_index_dir, git_root, index_dir_for_root
+from .presentation import answer_text, skipped_once, status_text, sync_words, vectors_text
 from .progress import progress_disabled
 
 EXIT_ERROR = 2
@@ -39,8 +40,10 @@ def _add_global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> N
 
     parser.add_argument(
         "--index-dir",
-        default=default(os.environ.get(INDEX_DIR_ENV, DEFAULT_INDEX_DIR)),
-        help=f"index folder (default: ${INDEX_DIR_ENV} or {DEFAULT_INDEX_DIR})",
+        default=default(None),
+        help=f"index folder (default: ${INDEX_DIR_ENV}, else found like git finds its repository: {DEFAULT_INDEX_DIR} "
+        f"in this folder or a parent, or the index a parent folder was indexed into; `index PATH` writes "
+        f"PATH/{DEFAULT_INDEX_DIR})",
     )
     parser.add_argument("--backend", choices=["embedded", "elasticsearch"], default=default("embedded"))
     parser.add_argument("--json", action="store_true", default=default(False), help="machine-readable output")
@@ -137,6 +140,13 @@ def _parser() -> argparse.ArgumentParser:
         f"http://127.0.0.1:1416 (default: ${SERVER_ENV}); token from $CODE_ALIAS_API_TOKEN",
     )
     ask.add_argument("--server-timeout", metavar="S", type=float, default=60.0, help="seconds to wait for --server")
+    ask.add_argument(
+        "--no-daemon",
+        action="store_true",
+        help="answer in this process: neither start nor use a warm server (also: $CODE_ALIAS_NO_DAEMON=1). By default "
+        "the first ask leaves a private warm server of the index behind (exits after 5 idle minutes) and later asks "
+        "answer through it",
+    )
 
     dictionary = commands.add_parser("dict", parents=[common], help="inspect the alias dictionary")
     dict_commands = dictionary.add_subparsers(dest="dict_command", required=True)
@@ -174,6 +184,43 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _choose_index_dir(args: argparse.Namespace) -> str | None:
+    """
+    Set `args.index_dir` when it was not given: `index PATH` writes at PATH (`paths.index_dir_for_root`), every
+    other command finds the index from the current folder upwards (`paths.find_index_dir`), and a bare `index`
+    inside a git working tree indexes that tree.
+
+    :returns: A sentence to show when the index is not where the user would look first (else None).
+    :raises ValueError: A command that needs an index, and none was found.
+    """
+    explicit = getattr(args, "index_dir", None) or os.environ.get(INDEX_DIR_ENV)
+    if explicit or args.command == "bench":
+        args.index_dir = explicit or DEFAULT_INDEX_DIR
+        return None
+    here = Path.cwd()
+    if args.command == "index" and args.path and not args.remove_repo:
+        folder, note = index_dir_for_root(Path(args.path).expanduser().resolve())
+        args.index_dir = str(folder)
+        return note
+    found = find_index_dir(here)
+    if found is not None:
+        args.index_dir = str(found)
+        return None
+    if args.command == "index" and not args.remove_repo and (root := git_root(here)) is not None:
+        args.path = str(root)  # `code-alias index` inside a repository indexes the repository
+        folder, note = index_dir_for_root(root)
+        args.index_dir = str(folder)
+        return note
+    args.index_dir = DEFAULT_INDEX_DIR
+    asks_a_server = args.command == "ask" and bool(args.server)  # the server has its own index
+    if args.command in ("ask", "dict", "status", "sync", "embed") and not asks_a_server:
+        raise ValueError(
+            f"no index found in {here} or its parent folders; build one with `code-alias index PATH` (it is written "
+            f"to PATH/{DEFAULT_INDEX_DIR} and found from anywhere inside PATH), or give --index-dir / ${INDEX_DIR_ENV}"
+        )
+    return None
+
+
 def _emit(args: argparse.Namespace, payload: Any, text: str) -> None:
     print(json.dumps(payload, indent=2, default=str) if args.json else text)
 
@@ -204,7 +251,7 @@ def _cmd_index(args: argparse.Namespace) -> int:
         if not args.json and vectors and vectors["embedded"] < vectors["total"]:
             print(
                 f"Answerable now ({stats['seconds']} s): questions use BM25 + the rewrite, and fuse the chunk "
-                f"vectors as they arrive ({_vectors_text(vectors)})",
+                f"vectors as they arrive ({vectors_text(vectors)})",
                 flush=True,
             )
 
@@ -223,14 +270,15 @@ def _cmd_index(args: argparse.Namespace) -> int:
         bar.close()
     if args.background and stats.get("vectors") and stats["vectors"]["embedded"] < stats["vectors"]["total"]:
         stats["vector_worker"] = _start_vector_worker(args)
+    _remember_index(Path(stats["root"]), Path(stats["index_dir"]))
     dictionary = stats["dictionary"]
     retrieval = " (lexical: BM25 only, no embeddings)" if stats.get("retrieval") == "lexical" else ""
     lines = [
         f"Indexed {stats['root']} -> {stats['index_dir']}{retrieval} in {stats['seconds']} s",
         f"  dictionary: {dictionary.get('symbols')} symbols, {dictionary.get('packages')} packages "
         f"({dictionary.get('files_parsed')} files parsed, {dictionary.get('files_reused')} reused)",
-        f"  documents: {stats['files']} files, {stats['files_changed']} changed, {stats['files_removed']} removed; "
-        f"sync {stats['sync']}",
+        f"  documents: {stats['files']} files ({stats['files_changed']} changed, {stats['files_removed']} removed)"
+        f"{sync_words(stats['sync'])}",
     ]
     if stats.get("cards"):
         cards = stats["cards"]
@@ -238,27 +286,34 @@ def _cmd_index(args: argparse.Namespace) -> int:
             f"  symbol cards: {cards['cards']} ({cards['embedded']} embedded, {cards['reused']} reused) "
             f"for semantic hints"
         )
+    lines.append(f"  ask from anywhere inside {stats['root']} (the index is found from there), or give --index-dir")
     if stats.get("vectors"):
-        lines.append(f"  vectors: {_vectors_text(stats['vectors'])}")
+        lines.append(f"  vectors: {vectors_text(stats['vectors'])}")
     if stats.get("vector_worker"):
         worker = stats["vector_worker"]
         lines.append(
             f"  computing the rest in the background (pid {worker['pid']}, log {worker['log']}); "
             f"`code-alias status` shows how far"
         )
-    if stats["skipped"]:
-        lines.append(f"  skipped {len(stats['skipped'])}:")
-        lines += [f"    {s['path']}: {s['reason']}" for s in stats["skipped"][:20]]
-        if len(stats["skipped"]) > 20:
-            lines.append(f"    ... and {len(stats['skipped']) - 20} more (use --json)")
+    skipped = skipped_once(stats["skipped"])
+    if skipped:
+        lines.append(f"  skipped {len(skipped)}:")
+        lines += [f"    {s['path']}: {s['reason']}" for s in skipped[:20]]
+        if len(skipped) > 20:
+            lines.append(f"    ... and {len(skipped) - 20} more (use --json)")
     _emit(args, stats, "\n".join(lines))
     return 0
 
 
-def _vectors_text(vectors: dict[str, Any]) -> str:
-    from .indexing.vector_fill import VectorCount
+def _remember_index(root: Path, index_dir: Path) -> None:
+    """Record where `root` is indexed (asking from inside it finds the index), and keep git from tracking the index."""
+    from .paths import register_index
 
-    return VectorCount(embedded=vectors["embedded"], total=vectors["total"]).text()
+    register_index(root.resolve(), index_dir.resolve())
+    ignore = index_dir / ".gitignore"
+    if index_dir.is_dir() and not ignore.exists():
+        with contextlib.suppress(OSError):
+            ignore.write_text("# written by code-alias: the index is rebuilt, never committed\n*\n", encoding="utf-8")
 
 
 class _VectorBar:
@@ -299,7 +354,7 @@ def _interrupted(search: Any) -> int:
 
 def _start_vector_worker(args: argparse.Namespace) -> dict[str, Any]:
     """A detached `code-alias embed` that fills the vectors after this command returns (its output: vectors.log)."""
-    from .indexing.vector_fill import LOG_FILE
+    from .indexing.vector_fill import LOG_FILE, record_fill_started
 
     folder = Path(args.index_dir).expanduser().resolve()
     log = folder / LOG_FILE
@@ -309,6 +364,7 @@ def _start_vector_worker(args: argparse.Namespace) -> dict[str, Any]:
         process = subprocess.Popen(
             command, stdin=subprocess.DEVNULL, stdout=output, stderr=output, start_new_session=True, close_fds=True
         )
+    record_fill_started(folder, process.pid)
     return {"pid": process.pid, "log": str(log)}
 
 
@@ -326,7 +382,7 @@ def _cmd_embed(args: argparse.Namespace) -> int:
     finally:
         bar.close()
     text = (
-        f"Vectors of {search.index_dir}: {_vectors_text(result['vectors'])}; {result['embedded']} computed or taken "
+        f"Vectors of {search.index_dir}: {vectors_text(result['vectors'])}; {result['embedded']} computed or taken "
         f"from the vector cache in {result['seconds']} s"
     )
     _emit(args, result, text)
@@ -375,13 +431,16 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     if args.server:
         payload = _ask_server(args, llm=llm)
     else:
-        payload = _ask_discovered_server(args, llm=llm) or _ask_here(args, llm=llm)
+        payload = _ask_local_server(args, llm=llm) or _ask_here(args, llm=llm)
     # `rank` is the place in this answer, as printed: the ranker's own field is its best chunk's place before
     # test files were moved down.
     for key in ("files", "symbols"):
         if isinstance(payload.get(key), list):
             payload[key] = [{**item, "rank": place} for place, item in enumerate(payload[key], 1)]
-    _emit(args, payload, _answer_text(payload))
+    from .presentation import add_locations, hyperlinks_wanted
+
+    add_locations(payload, Path(args.index_dir).expanduser().resolve())
+    _emit(args, payload, answer_text(payload, links=not args.json and hyperlinks_wanted(sys.stdout)))
     return 0
 
 
@@ -426,23 +485,39 @@ class ServerUnreachableError(RuntimeError, CodeAliasError):
     """No code-alias server answered at the given address."""
 
 
-def _ask_discovered_server(args: argparse.Namespace, *, llm: bool) -> dict[str, Any] | None:
+def _ask_local_server(args: argparse.Namespace, *, llm: bool) -> dict[str, Any] | None:
     """
-    A running `code-alias serve` of the same index answers in milliseconds what this process would need seconds of
-    imports and loading for (`server_discovery`); None when there is none, the question needs this process
-    (`--lexical`, `--no-rewrite`, an LLM, another backend), or the server does not answer.
+    Answer through a server of the same index on this machine: the warm one (started now when there is none, see
+    `serving/warm.py`) or a hand-started `code-alias serve`. It answers in milliseconds what this process would need
+    seconds of imports and loading for. None when the question needs this process (`--lexical`, `--no-rewrite`, an
+    LLM, another backend, `--no-daemon`), when no server can be had, or when the one announced does not prove
+    itself (`server_discovery`: nothing but a nonce reaches it, and it is said on stderr).
     """
-    if llm or args.lexical or args.no_rewrite or args.backend != "embedded":
+    if llm or args.lexical or args.no_rewrite or args.no_daemon or args.backend != "embedded" or args.top_k > 100:
         return None
-    from .serving.server_discovery import discover
+    from .serving.server_discovery import PeerAnswerError, UnsafeLinkError, ask_peer, discover
+    from .serving.warm import daemon_allowed, ensure_warm_server
 
-    url = discover(args.index_dir)
-    if url is None:
+    folder = Path(args.index_dir).expanduser()
+    built = (folder / "manifest.json").is_file() or (folder / DICTIONARY_FILE).is_file()
+    peer = ensure_warm_server(folder) if built and daemon_allowed() else discover(folder)
+    if peer is None:
         return None
+    body: dict[str, Any] = {"question": args.question, "top_k": args.top_k, "mode": "dictionary"}
+    body.update({key: getattr(args, key) for key in ("repo", "package") if getattr(args, key, None)})
     try:
-        return _ask_server(argparse.Namespace(**{**vars(args), "server": url, "server_timeout": 10.0}), llm=False)
-    except ServerUnreachableError:
+        result = ask_peer(peer, "/code_alias_ask/run", body, timeout=args.server_timeout)
+    except UnsafeLinkError as refused:
+        print(f"code-alias: warning: not using the announced server: {refused}; answering here", file=sys.stderr)
         return None
+    except OSError:  # it stopped meanwhile, or is stuck: this process answers
+        return None
+    except PeerAnswerError as error:
+        if error.status >= 500:
+            print(f"code-alias: warning: the local server failed ({error.detail}); answering here", file=sys.stderr)
+            return None
+        raise RuntimeError(error.detail) from None
+    return {**result, "server": peer.address, "server_kind": peer.kind, "server_pid": peer.pid}
 
 
 def _ask_server(args: argparse.Namespace, *, llm: bool) -> dict[str, Any]:
@@ -481,50 +556,6 @@ def _ask_server(args: argparse.Namespace, *, llm: bool) -> dict[str, Any]:
             f"or ask without --server"
         ) from error
     return {**result, "server": args.server}
-
-
-def _answer_text(payload: dict[str, Any]) -> str:
-    """The printed answer: the rewrite, then symbols (the question asks for a name, a file and a line), then files."""
-    rewrite = payload["rewrite"]
-    meta = rewrite.get("meta") or {}
-    used = rewrite.get("used", True)
-    lines = [
-        f"rewrite ({meta.get('mode', 'none') if used else 'off'}, intent {rewrite['intent']}): {rewrite['rewritten']}",
-        f"  symbols: {', '.join(rewrite['symbols']) or '-'}   packages: {', '.join(rewrite['packages']) or '-'}",
-    ]
-    vectors = payload.get("vectors")
-    if payload.get("retrieval") == "lexical" and vectors:
-        lines.insert(0, "retrieval: lexical for now (no chunk vectors yet; `code-alias status` shows how far they are)")
-    elif payload.get("retrieval") == "lexical":
-        lines.insert(0, "retrieval: lexical (BM25 + the rewrite's definitions; no embedding model)")
-    elif vectors:
-        lines.insert(0, f"retrieval: hybrid, with the chunk vectors computed so far: {_vectors_text(vectors)}")
-    if payload.get("server"):
-        lines.insert(0, f"answered by the code-alias server at {payload['server']}")
-    if rewrite.get("dropped"):
-        lines.append(f"  dropped (not in the dictionary): {rewrite['dropped']}")
-    if meta.get("fallback"):
-        lines.append(f"  LLM fallback to the dictionary rewrite: {meta['fallback']}")
-    symbols = payload.get("symbols") or []
-    if symbols:
-        lines.append("symbols:")
-    for rank, symbol in enumerate(symbols, 1):
-        why = f"  [{'; '.join(symbol['why'])}]" if symbol.get("why") else ""
-        lines.append(
-            f"{rank:>2}. {symbol['qualified_name']}  {symbol['file_path']}:{symbol['start_line']}-{symbol['end_line']}"
-            f"{why}"
-        )
-    files = payload.get("files") or []
-    if files:
-        lines.append("files:")
-    for rank, item in enumerate(files, 1):
-        hits = ", ".join(
-            f"{h['qualified_name'] or '(module)'} L{h['start_line']}-{h['end_line']}" for h in item["hits"][:3]
-        )
-        lines.append(f"{rank:>2}. {item['file_path']}  {hits}")
-    if not files:
-        lines.append("no results")
-    return "\n".join(lines)
 
 
 def _load_dictionary(index_dir: str) -> Any:
@@ -601,12 +632,33 @@ def _cmd_dict(args: argparse.Namespace) -> int:
         found = hints.lookup(args.question, limit=args.limit)
     else:
         found = hints.complete(args.prefix, limit=args.limit)
-    payload = [h.to_dict() for h in found]
-    text = "\n".join(
-        f"{h.score:7.2f}  {h.kind:<7} {h.name:<40} {','.join(h.reasons)}  {(h.files or [''])[0]}" for h in found
-    )
-    _emit(args, payload, text or "no hints")
+    definitions, root = _definition_locations(dictionary, Path(args.index_dir).expanduser().resolve())
+    payload = []
+    rows = [f"{'score':>7}  {'kind':<7} {'name':<40} {'evidence':<28} definition"]
+    for hint in found:
+        where = next((definitions[q] for q in hint.qualified_names if q in definitions), None)
+        where = where or (str(Path(root or "") / hint.files[0]) if hint.files else "-")
+        payload.append({**hint.to_dict(), "location": where if where != "-" else None})
+        rows.append(f"{hint.score:7.2f}  {hint.kind:<7} {hint.name:<40} {','.join(hint.reasons):<28} {where}")
+    _emit(args, payload, "\n".join(rows) if found else "no hints")
     return 0
+
+
+def _definition_locations(dictionary: Any, index_dir: Path) -> tuple[dict[str, str], str | None]:
+    """
+    Qualified name -> the absolute `path:line` of its definition (the relative path when no root is known), and
+    the root that other relative paths of the dictionary (a package's manifest) are under.
+    """
+    from .presentation import repository_roots
+
+    roots = repository_roots(index_dir)
+    fallback = roots.get(None) or dictionary.root
+    located: dict[str, str] = {}
+    for symbol in dictionary.symbols:
+        root = roots.get(symbol.repo) or fallback
+        path = str(Path(root) / symbol.file_path) if root else symbol.file_path
+        located.setdefault(symbol.qualified_name, f"{path}:{symbol.start_line}")
+    return located, fallback or None
 
 
 def _cmd_sync(args: argparse.Namespace) -> int:
@@ -636,18 +688,18 @@ def _cmd_status(args: argparse.Namespace) -> int:
     vectors = vector_status(folder)
     record["vectors"] = vectors["vectors"]
     record["vector_fill"] = vectors["fill"]
-    shown = {**record, "vectors": vectors["text"], "vector_fill": (vectors["fill"] or {}).get("state")}
-    shown.pop("repositories", None)
-    text = "\n".join(f"{key}: {'-' if value is None else value}" for key, value in shown.items())
-    for name, repo in sorted((record.get("repositories") or {}).items()):
-        text += (
-            f"\nrepository {name}: {repo.get('root', '-')}, last sync {repo.get('last_sync') or '-'}, "
-            f"{'-' if repo.get('documents') is None else repo['documents']} chunks, "
-            f"{'-' if repo.get('symbols') is None else repo['symbols']} symbols"
-            + (f", last error: {repo['last_error']}" if repo.get("last_error") else "")
-        )
-    _emit(args, record, text)
+    record["index_dir"] = str(folder)
+    record["warm_server"] = _warm_server_record(folder)
+    _emit(args, record, status_text(record, vectors))
     return 0
+
+
+def _warm_server_record(folder: Path) -> dict[str, Any] | None:
+    """The server announced for this index (pid, kind, address), or None; the token is never shown."""
+    from .serving.server_discovery import discover
+
+    peer = discover(folder, warn=False)
+    return None if peer is None else {"pid": peer.pid, "kind": peer.kind, "address": peer.address}
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
@@ -688,6 +740,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     handlers = {"index": _cmd_index, "ask": _cmd_ask, "dict": _cmd_dict, "bench": _cmd_bench, "serve": _cmd_serve}
     handlers.update(sync=_cmd_sync, status=_cmd_status, embed=_cmd_embed)
     try:
+        note = _choose_index_dir(args)
+        if note:
+            print(f"code-alias: {note}", file=sys.stderr)
         with progress_disabled(args.no_progress):
             code = handlers[args.command](args)
         sys.stdout.flush()  # a reader that went away (`| head`) shows up here, inside this try

@@ -162,6 +162,14 @@ def read_fill_status(folder: Path) -> dict[str, Any] | None:
     return record
 
 
+def record_fill_started(folder: Path, pid: int) -> None:
+    """
+    Record a fill as running in process `pid` as soon as it is started, so that `code-alias status` right after
+    `index --background` names it (the fill writes its own record once its imports are done).
+    """
+    _write_fill_status(folder, {"state": "running", "pid": pid, "started_at": _now(), "error": None})
+
+
 def _write_fill_status(folder: Path, record: dict[str, Any]) -> None:
     try:
         atomic_write_bytes(folder / STATUS_FILE, json.dumps(record, indent=1).encode("utf-8"))

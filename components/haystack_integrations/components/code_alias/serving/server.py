@@ -32,7 +32,10 @@ import json
 import logging
 import os
 import signal
+import socket
 import sys
+import threading
+import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field, replace
@@ -40,7 +43,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, Field, ValidationError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from haystack_integrations.components.code_alias.serving.hayhooks_wrappers import DEPLOYMENTS
@@ -49,10 +52,13 @@ from haystack_integrations.components.code_alias.serving.live import WebhookRefu
 from haystack_integrations.components.code_alias.serving.openai_routes import add_openai_routes
 from haystack_integrations.components.code_alias.serving.page import add_page_routes, is_page_asset
 from haystack_integrations.components.code_alias.serving.server_discovery import (
+    HELLO_PATH,
     LOOPBACK_NAMES,
     TOKEN_ENV,
     announce,
     local_url,
+    new_proof_key,
+    proof,
 )
 from haystack_integrations.components.code_alias.serving.service import ServiceSettings, get_service, hide_paths
 
@@ -203,8 +209,9 @@ class GuardMiddleware:
             await _send_json(send, 403, "cross-origin requests are not allowed (see CODE_ALIAS_CORS_ORIGINS)")
             return
         webhook = scope.get("path") == SYNC_PATH  # signed with the webhook secret instead (checked by the route)
+        # The challenge comes before the token: a client proves the server before it sends the token to it.
         # The search page's static files hold no data and a browser cannot send a token on navigation (`page.py`).
-        public = is_page_asset(scope.get("method", ""), scope.get("path", ""))
+        public = scope.get("path") == HELLO_PATH or is_page_asset(scope.get("method", ""), scope.get("path", ""))
         if (
             self.token is not None
             and not (webhook or public)
@@ -389,9 +396,25 @@ def _sync_route(wrapper: Any) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class LinkIdentity:
+    """
+    What a server announced to local clients, to answer their challenge (`server_discovery`).
+
+    :param proof_key: This run's random key (in the 0600 announcement only).
+    :param address: The address it announced (the loopback URL or the socket path).
+    :param index_dir: The resolved index folder it serves.
+    """
+
+    proof_key: str = field(repr=False)
+    address: str
+    index_dir: str
+
+
 def build_app(
     settings: ServerSettings | None = None,
     service_settings: ServiceSettings | None = None,
+    link: LinkIdentity | None = None,
     *,
     chat_generator: Any | None = None,
 ) -> Any:
@@ -400,6 +423,7 @@ def build_app(
 
     :param settings: How to listen and whom to answer (default: from the environment).
     :param service_settings: The index and models (default: `ServiceSettings.from_env()`).
+    :param link: The announced identity; with it, `POST /code_alias_hello` answers a local client's challenge.
     :param chat_generator: A Haystack ChatGenerator for the chat answers (default: the service's own, if any).
     :returns: A FastAPI application wrapped in the host check, CORS (only when configured) and the guard.
     """
@@ -446,6 +470,9 @@ def build_app(
         """Up, and the deployments served."""
         return {"status": "Up!", "pipelines": list(wrappers)}
 
+    if link is not None:
+        app.add_api_route(**_hello_route(link))
+
     if mcp_app is not None:
         from starlette.routing import Route
 
@@ -469,6 +496,20 @@ def build_app(
             allow_headers=["authorization", "content-type", "mcp-protocol-version", "mcp-session-id"],
         )
     return _Served(TrustedHostMiddleware(guarded, allowed_hosts=chosen.host_patterns()), app)
+
+
+def _hello_route(link: LinkIdentity) -> dict[str, Any]:
+    """`POST /code_alias_hello {"nonce": HEX}`: this server's proof that it is the announced one (no token needed)."""
+    from fastapi.responses import JSONResponse
+
+    class Hello(BaseModel):
+        nonce: str = Field(pattern="^[0-9a-f]{32,128}$")
+
+    async def endpoint(body: Hello) -> JSONResponse:
+        return JSONResponse({"proof": proof(link.proof_key, body.nonce, link.address, link.index_dir)})
+
+    endpoint.__annotations__ = {"body": Hello, "return": JSONResponse}
+    return {"path": HELLO_PATH, "endpoint": endpoint, "methods": ["POST"], "include_in_schema": False}
 
 
 def _add_browser_and_chat_routes(app: Any, ask: Any, chat_generator: Any | None) -> None:
@@ -559,16 +600,79 @@ def _mcp_app(wrappers: dict[str, Any]) -> _McpEndpoint:
 
 
 # ---- running -----------------------------------------------------------------------------------------------------
-def serve(settings: ServerSettings, service_settings: ServiceSettings | None = None) -> None:
+def bind_tcp(host: str, port: int) -> socket.socket:
     """
-    Build the app and serve it with uvicorn until interrupted.
+    A listening TCP socket on `host:port`, bound before anything is loaded or announced: a port that another
+    process holds fails here, in a second, and no client is ever told to go there.
 
-    :raises ValueError: The settings would expose the server without authentication.
+    :raises OSError: The address is in use or cannot be bound (said with the address).
+    """
+    bare = host.strip("[]")
+    family = socket.AF_INET6 if ":" in bare else socket.AF_INET
+    listener = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # not SO_REUSEPORT: no sharing of the port
+        listener.bind((bare, port))
+        listener.listen(2048)
+    except OSError as error:
+        listener.close()
+        raise OSError(error.errno, f"cannot listen on {host}:{port}: {error.strerror}") from None
+    listener.set_inheritable(True)
+    return listener
+
+
+def run_uvicorn(app: Any, listener: socket.socket, *, idle_seconds: float | None = None) -> None:
+    """
+    Serve `app` on an already bound socket until interrupted, or until `idle_seconds` pass with no request.
+
+    :param idle_seconds: Exit after this long without a request (the warm server); None serves until stopped.
     """
     import uvicorn
 
+    served = app
+    last = [time.monotonic()]
+    busy = [0]
+    if idle_seconds is not None:
+
+        async def watched(scope: Scope, receive: Receive, send: Send) -> None:
+            if scope["type"] == "lifespan":  # runs as long as the server: not a request
+                await app(scope, receive, send)
+                return
+            busy[0] += 1
+            try:
+                await app(scope, receive, send)
+            finally:
+                busy[0] -= 1
+                last[0] = time.monotonic()
+
+        served = watched
+    config = uvicorn.Config(served, server_header=False, timeout_graceful_shutdown=5, log_level="warning")
+    server = uvicorn.Server(config)
+    if idle_seconds is not None:
+
+        def watch() -> None:
+            while not server.should_exit:
+                time.sleep(min(5.0, max(0.2, idle_seconds / 4)))
+                if busy[0] == 0 and time.monotonic() - last[0] > idle_seconds:
+                    server.should_exit = True
+
+        threading.Thread(target=watch, name="code-alias-idle", daemon=True).start()
+    server.run(sockets=[listener])
+
+
+def serve(settings: ServerSettings, service_settings: ServiceSettings | None = None) -> None:
+    """
+    Bind, build the app, announce it to local `code-alias ask` (only now that it listens), serve until interrupted.
+
+    :raises ValueError: The settings would expose the server without authentication.
+    :raises OSError: The port cannot be bound.
+    """
     settings.check_exposure()
-    app = build_app(settings, service_settings)
+    listener = bind_tcp(settings.host, settings.port)
+    url = local_url(settings.host, settings.port)
+    index_dir = (service_settings or ServiceSettings.from_env()).index_dir
+    link = LinkIdentity(proof_key=new_proof_key(), address=url, index_dir=str(index_dir.resolve()))
+    app = build_app(settings, service_settings, link=link)
     where = f"http://{settings.host}:{settings.port}"
     print(
         f"code-alias: serving {where} (REST{' + MCP at /mcp' if settings.mcp else ''}; "
@@ -576,7 +680,11 @@ def serve(settings: ServerSettings, service_settings: ServiceSettings | None = N
         f"CORS {'for ' + ', '.join(settings.cors_origins) if settings.cors_origins else 'off'})",
         flush=True,
     )
-    uvicorn.run(app, host=settings.host, port=settings.port, server_header=False, timeout_graceful_shutdown=5)
+    record: dict[str, Any] = {"transport": "tcp", "address": url, "proof_key": link.proof_key, "kind": "serve"}
+    record["token_required"] = bool(settings.token)  # the token itself stays in the user's environment
+    # `code-alias ask` on the same index answers through this server while it runs (server_discovery).
+    with announce(index_dir, record):
+        run_uvicorn(app, listener)
 
 
 def serve_from_cli(
@@ -594,11 +702,8 @@ def serve_from_cli(
     chosen_backend = backend if backend != "embedded" else service.backend
     service = replace(service, index_dir=Path(index_dir).expanduser().resolve(), backend=chosen_backend)  # type: ignore[arg-type]
     settings = ServerSettings.from_env(host=host, port=port, mcp=mcp or None, allow_remote=allow_remote or None)
-    # `code-alias ask` on the same index answers through this server while it runs (server_discovery).
-    url = local_url(settings.host, settings.port)
     # uvicorn shuts down gracefully on SIGTERM and then re-raises it to the handler it found: make that handler
     # an exit, so the announcement is taken back (a stale one is ignored anyway: its process is gone).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    with announce(service.index_dir, url, token_required=bool(settings.token)):
-        serve(settings, service)
+    serve(settings, service)
     return 0

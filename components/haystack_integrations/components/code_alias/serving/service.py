@@ -117,6 +117,8 @@ class AskResponse(TypedDict):
     rewrite: RewriteUsed
     files: list[RankedFile]
     seconds: float
+    retrieval: NotRequired[str]  # "hybrid" or "lexical" (a hybrid index without vectors yet answers lexically)
+    vectors: NotRequired[dict[str, Any]]  # how far the chunk vectors are, while they are still being computed
 
 
 class RewriteResponse(TypedDict):
@@ -581,7 +583,13 @@ class CodeAliasService:
                 raise bad_request(str(error)) from None
         with self._slot(), self._backend_errors("ask"):
             answer = search.ask(text, top_k=k, mode=chosen if search.llm else None, repo=repo, package=package)
-        return plain(self._ask_payload(answer, chosen, k)), list(answer.documents)
+        payload = self._ask_payload(answer, chosen, k)
+        # As `code-alias ask` says it when it answers itself: the CLI prints the same lines for a server's answer.
+        payload["retrieval"] = search.answering_with
+        count = search.vectors() if search.retrieval == "hybrid" and not search.llm else None
+        if count is not None and not count.complete:
+            payload["vectors"] = count.to_dict()
+        return plain(payload), list(answer.documents)
 
     def chat_generator(self) -> Any | None:
         """The warmed ChatGenerator of the LLM query pipeline (the rewriter's own: one model in memory), or None."""

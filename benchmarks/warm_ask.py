@@ -1,0 +1,94 @@
+"""Wall time of `code-alias ask` as a user runs it: through the warm server, with `--no-daemon`, and lexical.
+
+    flock /work/notes/bench.lock python benchmarks/warm_ask.py --index-dir /tmp/flask-hybrid --rounds 10 \
+        --out benchmarks/results/warm_ask_flask.json
+
+Every ask is a new `code-alias ask` process (the console script's module, as `code-alias` runs it), timed from
+start to exit. The warm rows start with no server (a private cache folder, so no other server is found): the first
+ask starts the warm server and answers through it, the later ones find it. The server is stopped at the end.
+Questions cycle through a small list so that no row answers one question only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+QUESTIONS = [
+    "where do we register a blueprint on the app?",
+    "how is the session cookie signed?",
+    "where are url rules matched to view functions?",
+    "who loads configuration from environment variables?",
+    "where is the application context pushed?",
+]
+CLI = [sys.executable, "-m", "haystack_integrations.components.code_alias.cli"]
+
+
+def _ask(index_dir: str, question: str, env: dict[str, str], *extra: str) -> tuple[float, dict[str, Any]]:
+    started = time.perf_counter()
+    done = subprocess.run(
+        [*CLI, "--index-dir", index_dir, "ask", question, "--json", *extra],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return time.perf_counter() - started, json.loads(done.stdout)
+
+
+def _summary(seconds: list[float]) -> dict[str, float]:
+    ordered = sorted(seconds)
+    return {
+        "n": len(ordered),
+        "p50": round(statistics.median(ordered), 3),
+        "min": round(ordered[0], 3),
+        "max": round(ordered[-1], 3),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--index-dir", required=True, help="a hybrid index")
+    parser.add_argument("--rounds", type=int, default=10, help="warm asks after the first")
+    parser.add_argument("--cold-rounds", type=int, default=5, help="--no-daemon and lexical asks")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    cache = tempfile.mkdtemp(prefix="warm-ask-")
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "PYTEST_CURRENT_TEST", "CODE_ALIAS_NO_DAEMON")}
+    env.update(CODE_ALIAS_CACHE_DIR=cache, HAYSTACK_TELEMETRY_ENABLED="False", HF_HUB_OFFLINE="1")
+    question = iter(QUESTIONS * (1 + (args.rounds + 3 * args.cold_rounds) // len(QUESTIONS)))
+    rows: dict[str, Any] = {}
+    cold = [_ask(args.index_dir, next(question), env, "--no-daemon")[0] for _ in range(args.cold_rounds)]
+    rows["--no-daemon (hybrid, in the asking process)"] = _summary(cold)
+    lexical = [_ask(args.index_dir, next(question), env, "--lexical")[0] for _ in range(args.cold_rounds)]
+    rows["--lexical (in the asking process)"] = _summary(lexical)
+    first, answer = _ask(args.index_dir, next(question), env)
+    assert answer.get("server_kind") == "warm", "the first ask did not start the warm server"
+    rows["first ask (starts the warm server)"] = _summary([first])
+    warm = []
+    for _ in range(args.rounds):
+        seconds, answer = _ask(args.index_dir, next(question), env)
+        assert answer.get("server_pid") is not None, "a later ask did not go through the warm server"
+        warm.append(seconds)
+    rows["later asks (through the warm server)"] = _summary(warm)
+    os.kill(int(answer["server_pid"]), signal.SIGTERM)
+    for name, row in rows.items():
+        print(f"{name:<48} p50 {row['p50']:>7.3f} s  (min {row['min']:.3f}, max {row['max']:.3f}, n {row['n']})")
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        load = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else []
+        args.out.write_text(json.dumps({"index_dir": args.index_dir, "load": load, "rows": rows}, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

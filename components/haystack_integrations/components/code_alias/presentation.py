@@ -1,0 +1,272 @@
+"""How the CLI shows its results to a person: answers at absolute `path:line` locations with *why* in words and
+terminal hyperlinks, the index summary and the status in words.
+
+The JSON keeps the raw evidence (`why` as the ranker wrote it) and gains `absolute_path` and `location`; the text
+says the same in words ("found by keyword search, 2nd; the question names it"). Standard library only: this runs
+on the warm server's fast path, after the answer came back.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any, TextIO
+
+REPOSITORIES_FILE = "repositories.json"  # `indexing.repositories.REPOSITORIES_FILE`, read here without its imports
+
+_RETRIEVERS = {"bm25": "found by keyword search", "embedding": "found by meaning (embeddings)"}
+_RANK = re.compile(r"^(?P<name>[\w-]+) #(?P<rank>\d+)$")
+_REWRITE = re.compile(r"^rewrite: (?P<symbol>\S+?)(?: \((?P<evidence>.*)\))?$")
+
+
+def ordinal(number: int) -> str:
+    """1st, 2nd, 3rd, 4th, 11th, 21st."""
+    suffix = "th" if 10 <= number % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(number % 10, "th")
+    return f"{number}{suffix}"
+
+
+def _evidence_words(kind: str, detail: str | None) -> str | None:
+    """One piece of the rewrite's evidence for a symbol (`core.hints` reasons), in words."""
+    if kind == "retrieved":
+        place = detail.lstrip("#") if detail else ""
+        return f"defined in the {ordinal(int(place))} search hit" if place.isdigit() else "defined in a search hit"
+    words = {
+        "exact": "the question names it",
+        "fuzzy": "the question nearly names it",
+        "nickname": f"your nickname {detail!r} for it" if detail else "a nickname of yours",
+        "alias": f"its alias {detail!r} is in the question" if detail else "one of its aliases is in the question",
+        "package": "the question names its package",
+        "words": f"its name has the question's words ({detail})" if detail else "its name has the question's words",
+        "abbreviation": "the question abbreviates its name",
+        "doc": f"its doc mentions {detail}" if detail else "its doc has the question's words",
+        "all-words": "its name has all the question's words",
+        "described": "its description matches the question",
+        # detail: its card's cosine similarity to the question (`core.cards`)
+        "semantic": f"its card is near the question's meaning ({detail})" if detail else "its card is near in meaning",
+    }
+    return words.get(kind)
+
+
+def why_in_words(why: list[str]) -> str:
+    """The ranker's evidence (`results.why_ranked`: "bm25 #2", "rewrite: name (words, doc, confidence 0.5)")."""
+    said: list[str] = []
+    for item in why:
+        rank = _RANK.match(item)
+        if rank:
+            name = rank["name"]
+            said.append(f"{_RETRIEVERS.get(name, f'in the {name} list')}, {ordinal(int(rank['rank']))}")
+            continue
+        rewrite = _REWRITE.match(item)
+        if not rewrite:
+            said.append(item)
+            continue
+        pieces = [p.strip() for p in (rewrite["evidence"] or "").split(",") if p.strip()]
+        reasons = []
+        for piece in pieces:
+            if piece.startswith("confidence "):
+                continue  # a number for --json readers, not a reason
+            kind, _, detail = piece.partition(":")
+            reasons.append(_evidence_words(kind, detail or None) or piece)
+        said.append("the question's rewrite asks for it" + (f": {', '.join(reasons)}" if reasons else ""))
+    return "; ".join(said)
+
+
+def repository_roots(index_dir: Path) -> dict[str | None, str]:
+    """Repository name -> the folder it was indexed from (None -> the only one, for chunks without a name)."""
+    try:
+        records = json.loads((index_dir / REPOSITORIES_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(records, dict):
+        return {}
+    roots: dict[str | None, str] = {
+        str(name): str(record["root"])
+        for name, record in records.items()
+        if isinstance(record, dict) and record.get("root")
+    }
+    if len(roots) == 1:
+        roots[None] = next(iter(roots.values()))
+    return roots
+
+
+def _absolute(item: dict[str, Any], roots: dict[str | None, str]) -> str | None:
+    root = roots.get(item.get("repo")) or roots.get(None)
+    path = item.get("file_path")
+    return str(Path(root) / path) if root and path else None
+
+
+def add_locations(payload: dict[str, Any], index_dir: Path) -> None:
+    """Give each symbol and file of an answer `absolute_path` and `location` ("/abs/file.py:LINE"), in place."""
+    roots = repository_roots(index_dir)
+    for symbol in payload.get("symbols") or []:
+        absolute = _absolute(symbol, roots)
+        if absolute:
+            symbol["absolute_path"] = absolute
+            symbol["location"] = f"{absolute}:{symbol.get('start_line') or 1}"
+    for item in payload.get("files") or []:
+        absolute = _absolute(item, roots)
+        if absolute:
+            first = next((h.get("start_line") for h in item.get("hits") or [] if h.get("start_line")), 1)
+            item["absolute_path"] = absolute
+            item["location"] = f"{absolute}:{first}"
+
+
+def hyperlinks_wanted(stream: TextIO) -> bool:
+    """OSC 8 links only on a terminal (never when piped or redirected) that is not `dumb`."""
+    try:
+        return stream.isatty() and os.environ.get("TERM", "") != "dumb"
+    except (AttributeError, ValueError):
+        return False
+
+
+def link(text: str, absolute_path: str | None, line: int | None, *, enabled: bool) -> str:
+    """`text` as an OSC 8 terminal hyperlink to the file (at its line, for terminals that read `#L`), or as it is."""
+    if not enabled or not absolute_path:
+        return text
+    target = Path(absolute_path).as_uri() + (f"#L{line}" if line else "")
+    return f"\033]8;;{target}\033\\{text}\033]8;;\033\\"
+
+
+def location_text(item: dict[str, Any], *, links: bool) -> str:
+    """`/abs/path:LINE` (a hyperlink on a terminal), else the relative `path:LINE`."""
+    line = item.get("start_line")
+    shown = item.get("location") or f"{item.get('file_path')}:{line or 1}"
+    return link(shown, item.get("absolute_path"), line, enabled=links)
+
+
+# ---- the CLI's texts ----------------------------------------------------------------------------------------------
+def answer_text(payload: dict[str, Any], *, links: bool = False) -> str:
+    """
+    The printed answer: the rewrite, then symbols (the question asks for a name, a file and a line), then files;
+    each at its absolute `path:line` (a terminal hyperlink when `links`), with *why* in words.
+    """
+    rewrite = payload["rewrite"]
+    meta = rewrite.get("meta") or {}
+    used = rewrite.get("used", True)
+    lines = [
+        f"rewrite ({meta.get('mode', 'none') if used else 'off'}, intent {rewrite['intent']}): {rewrite['rewritten']}",
+        f"  symbols: {', '.join(rewrite['symbols']) or '-'}   packages: {', '.join(rewrite['packages']) or '-'}",
+    ]
+    vectors = payload.get("vectors")
+    if payload.get("retrieval") == "lexical" and vectors:
+        lines.insert(0, "retrieval: lexical for now (no chunk vectors yet; `code-alias status` shows how far they are)")
+    elif payload.get("retrieval") == "lexical":
+        lines.insert(0, "retrieval: lexical (BM25 + the rewrite's definitions; no embedding model)")
+    elif vectors:
+        lines.insert(0, f"retrieval: hybrid, with the chunk vectors computed so far: {vectors_text(vectors)}")
+    if payload.get("server_kind") == "warm":
+        pid = payload["server_pid"]
+        lines.insert(0, f"answered by the warm code-alias server (pid {pid}; `--no-daemon` answers here)")
+    elif payload.get("server"):
+        lines.insert(0, f"answered by the code-alias server at {payload['server']}")
+    if rewrite.get("dropped"):
+        lines.append(f"  dropped (not in the dictionary): {rewrite['dropped']}")
+    if meta.get("fallback"):
+        lines.append(f"  LLM fallback to the dictionary rewrite: {meta['fallback']}")
+    symbols = payload.get("symbols") or []
+    if symbols:
+        lines.append("symbols:")
+    for rank, symbol in enumerate(symbols, 1):
+        span = f"lines {symbol['start_line']}-{symbol['end_line']}" if symbol.get("end_line") else ""
+        lines.append(f"{rank:>2}. {symbol['qualified_name']}  {location_text(symbol, links=links)}  {span}".rstrip())
+        if symbol.get("why"):
+            lines.append(f"      why: {why_in_words(symbol['why'])}")
+    files = payload.get("files") or []
+    if files:
+        lines.append("files:")
+    for rank, item in enumerate(files, 1):
+        hits = ", ".join(
+            f"{h['qualified_name'] or '(module)'} L{h['start_line']}-{h['end_line']}" for h in item["hits"][:3]
+        )
+        first = next((h.get("start_line") for h in item["hits"] if h.get("start_line")), None)
+        shown = link(item.get("location") or item["file_path"], item.get("absolute_path"), first, enabled=links)
+        lines.append(f"{rank:>2}. {shown}  {hits}")
+    if not files:
+        lines.append("no results")
+    return "\n".join(lines)
+
+
+def status_text(record: dict[str, Any], vectors: dict[str, Any]) -> str:
+    """
+    What a user asks first, first: is it ready, how far are the vectors, is a fill running (its pid); then where
+    the index is, its repositories and the last sync. The raw record is `--json`.
+    """
+    fill = vectors.get("fill") or {}
+    filling = fill.get("state") == "running"
+    count = vectors.get("vectors")
+    if not record.get("documents"):
+        ready = f"no: no index built in {record['index_dir']} (`code-alias index PATH` builds one)"
+    elif vectors.get("retrieval") == "lexical":
+        ready = "yes, lexical (BM25 + the rewrite; built with --lexical)"
+    elif count and count["embedded"] >= count["total"]:
+        ready = "yes, hybrid (BM25 + the rewrite + chunk vectors)"
+    elif count and count["embedded"]:
+        ready = "yes, hybrid with the vectors computed so far"
+    else:
+        ready = "yes, lexical for now (no chunk vectors yet)"
+    lines = [f"ready: {ready}"]
+    if vectors.get("retrieval") != "lexical":
+        fill_text = f"; a fill is running (pid {fill.get('pid')})" if filling else ""
+        if not filling and count and count["embedded"] < count["total"]:
+            fill_text = f"; no fill running ({fill.get('state') or 'none started'}): `code-alias embed` resumes"
+        shown = vectors_text(count) if count else vectors.get("text", "-")
+        lines.append(f"vectors: {shown}{fill_text}")
+    built = f"dictionary {record['dictionary_version']}, " if record.get("dictionary_version") else ""
+    chunks = f"{record['documents']:,} chunks" if record.get("documents") else "empty"
+    lines.append(f"index: {record['index_dir']} ({built}{chunks})")
+    for name, repo in sorted((record.get("repositories") or {}).items()):
+        lines.append(
+            f"repository {name}: {repo.get('root', '-')}, last indexed {repo.get('last_sync') or '-'}, "
+            f"{'-' if repo.get('documents') is None else repo['documents']} chunks, "
+            f"{'-' if repo.get('symbols') is None else repo['symbols']} symbols"
+            + (f", last error: {repo['last_error']}" if repo.get("last_error") else "")
+        )
+    state = record.get("state")
+    if state == "never":
+        lines.append("last sync: none since `code-alias index` (`code-alias sync` refreshes from the working tree)")
+    else:
+        took = f" in {record['last_seconds']} s" if record.get("last_seconds") is not None else ""
+        error = f": {record['last_error']}" if record.get("last_error") else ""
+        lines.append(
+            f"last sync: {state} at {record.get('last_finished_at') or record.get('last_started_at')}{took}{error}"
+        )
+    server = record.get("warm_server")
+    if server:
+        lines.append(f"server: {'warm' if server['kind'] == 'warm' else 'code-alias serve'} (pid {server['pid']})")
+    return "\n".join(lines)
+
+
+def sync_words(sync: Any) -> str:
+    """What the write to the store did, in words (the raw record stays in --json)."""
+    if not isinstance(sync, dict):
+        return ""
+    if {"documents", "written", "deleted"} <= set(sync):
+        return f"; {sync['documents']:,} chunks in all, {sync['written']:,} written, {sync['deleted']:,} deleted"
+    return "; " + ", ".join(f"{str(key).replace('_', ' ')} {value}" for key, value in sync.items())
+
+
+def skipped_once(skipped: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """
+    Each skipped path once: the file reader and the dictionary builder both report an excluded folder, the
+    builder as `<repository>:<path>`.
+    """
+    paths = {str(s.get("path")) for s in skipped}
+    once: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for item in skipped:
+        path = str(item.get("path"))
+        prefix, _, rest = path.partition(":")
+        if rest and "/" not in prefix and rest in paths:
+            path = rest  # the same folder, named with its repository
+        if path not in seen:
+            seen.add(path)
+            once.append(item)
+    return once
+
+
+def vectors_text(vectors: dict[str, Any]) -> str:
+    from .indexing.vector_fill import VectorCount  # only when there are vectors to tell of
+
+    return VectorCount(embedded=vectors["embedded"], total=vectors["total"]).text()
