@@ -673,11 +673,11 @@ class HintIndex:
         )[:limit]
         if semantic:
             # The nearest cards keep their places: they are the candidates word overlap cannot produce.
-            chosen = set(ranked)
+            chosen, near = set(ranked), set(semantic)
             missing = [i for i in semantic if i not in chosen][:limit]
             if missing:
-                kept = [i for i in ranked if i in set(semantic)]
-                others = [i for i in ranked if i not in set(semantic)][: max(0, limit - len(kept) - len(missing))]
+                kept = [i for i in ranked if i in near]
+                others = [i for i in ranked if i not in near][: max(0, limit - len(kept) - len(missing))]
                 ranked = sorted(
                     [*others, *kept, *missing],
                     key=lambda i: (-total[i], not self.targets[i].exported, self.targets[i].name),
