@@ -41,9 +41,8 @@ import yaml
 from haystack import Document
 
 from haystack_integrations.components.code_alias.evaluation.bench_searcher import PipelineSearcher
-from haystack_integrations.components.code_alias.paths import EMBEDDING_CACHE_ENV
 from haystack_integrations.components.code_alias.retrieval.embedders import TEXT_MODES, CodeDocumentEmbedder
-from haystack_integrations.components.code_alias.retrieval.search import CodeSearch, environment_variable, pipelines_dir
+from haystack_integrations.components.code_alias.retrieval.search import CodeSearch, pipelines_dir
 
 VARIANT_ENV = "EMBED_COST_VARIANT"
 DOCUMENT_EMBEDDER = "haystack_integrations.components.code_alias.retrieval.embedders.CodeDocumentEmbedder"
@@ -181,12 +180,11 @@ class VariantSearcher(PipelineSearcher):
         if self._search is not None:
             self._search.close()
         folder = self.cache_dir / "indexes" / "embed-cost" / self.variant / name
-        search = CodeSearch(folder, lexical=False, pipelines=self.pipelines)
-        with environment_variable(EMBEDDING_CACHE_ENV, self._embedding_cache):
-            start = time.perf_counter()
-            stats = search.index(corpus_root)
-            print(f"[{self.variant}] indexed {name} in {time.perf_counter() - start:.1f} s: {stats.get('vectors')}")
-            search.warm_up()
+        search = CodeSearch(folder, lexical=False, pipelines=self.pipelines, embedding_cache=self._embedding_cache)
+        start = time.perf_counter()
+        stats = search.index(corpus_root)
+        print(f"[{self.variant}] indexed {name} in {time.perf_counter() - start:.1f} s: {stats.get('vectors')}")
+        search.warm_up()
         self._search = search
         self._folder = folder
         self._answers.clear()

@@ -9,7 +9,7 @@ from typing import Any
 
 from haystack import Pipeline
 
-from haystack_integrations.components.code_alias.retrieval.search import CodeSearch, index_dir_environment
+from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
 
 from .conftest import ACME_REPO
 
@@ -26,8 +26,7 @@ def test_the_lexical_query_pipeline_answers_the_same_through_run_async(tmp_path:
     pipeline = search.load_pipeline("query_lexical")
     for name in ("bm25_retriever", "joiner", "ranker", "composer", "definitions"):
         assert not hasattr(pipeline.get_component(name), "run_async"), name
-    with index_dir_environment(search.index_dir):  # the components open the folder when warmed up (phase 2: #29)
-        expected = pipeline.run(_inputs(pipeline))["ranker"]["files"]
+    expected = pipeline.run(_inputs(pipeline))["ranker"]["files"]  # bound to the folder when loaded
     answered = asyncio.run(pipeline.run_async(_inputs(pipeline)))["ranker"]["files"]
     assert [hit["file_path"] for hit in answered] == [hit["file_path"] for hit in expected]
     assert answered[0]["file_path"] == "packages/payments-core/src/retry.ts"

@@ -80,17 +80,15 @@ def test_rewrite_reaches_the_ranking_as_its_own_fused_list(indexed: tuple[CodeSe
 def test_close_frees_the_index_from_memory_and_the_next_question_reloads_it(
     indexed: tuple[CodeSearch, Path],
 ) -> None:
-    from haystack.document_stores.in_memory import document_store as memory
-
     from haystack_integrations.components.code_alias.retrieval import bm25, embedding_retriever
 
     search, _ = indexed
     before = search.ask("who decides what the bouncer lets in", top_k=3)
     store = search.query_pipeline.get_component("bm25_retriever").document_store
-    assert memory._STORAGES[store.index]
+    assert store.storage
     assert store.index in bm25._INDEXES.stores() & embedding_retriever._MATRICES.stores()
     search.close()
-    assert memory._STORAGES[store.index] == {}
+    assert store.storage == {}
     assert store.index not in bm25._INDEXES.stores() | embedding_retriever._MATRICES.stores()
     after = search.ask("who decides what the bouncer lets in", top_k=3)
     assert [f["file_path"] for f in after.files] == [f["file_path"] for f in before.files]

@@ -193,3 +193,47 @@ def test_imports_inside_functions_only_for_heavy_or_optional_dependencies() -> N
 
     assert [entry for entry in late if entry[0] not in LAZY_MODULES and reason(entry[2]) is None] == []
     assert {reason(target) for _, _, target in late} - {None} == set(LAZY_IMPORTS)  # no stale entry left behind
+
+
+# ---- environment writes ------------------------------------------------------------------------------------------
+# The environment is the process's, not an index's: no component, store or search writes it. Writes are allowed only
+# in the entry points and in the two process-wide switches they call, each with why.
+ENVIRONMENT_WRITERS = {
+    "cli.py": "the console script's entry point (Haystack's telemetry off before Haystack is imported)",
+    "serving/warm.py": "the detached warm server's entry point (the same telemetry switch)",
+    "progress.py": "`--no-progress`: Hugging Face libraries read their progress switch only from the environment",
+    "rewriting/generators.py": "the OpenAI client refuses to start without a key; a local server needs none",
+}
+
+
+def _environment_writes(tree: ast.AST) -> list[int]:
+    """Lines that assign, update, pop or set an `os.environ` entry (or call `os.putenv`)."""
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign | ast.AugAssign | ast.Delete):
+            targets = node.targets if isinstance(node, ast.Assign | ast.Delete) else [node.target]
+            if any(isinstance(t, ast.Subscript) and "environ" in ast.unparse(t.value) for t in targets):
+                lines.append(node.lineno)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            owner = ast.unparse(node.func.value)
+            if ("environ" in owner and node.func.attr in {"update", "setdefault", "pop", "clear", "__setitem__"}) or (
+                owner == "os" and node.func.attr in {"putenv", "unsetenv"}
+            ):
+                lines.append(node.lineno)
+    return lines
+
+
+def test_the_environment_writes_finder_finds_each_form() -> None:
+    source = "import os\nos.environ['A'] = '1'\nos.environ.update(B='2')\nos.putenv('C', '3')\nx = os.environ.get('D')\n"
+    assert _environment_writes(ast.parse(source)) == [2, 3, 4]
+
+
+def test_no_environment_writes_outside_the_entry_points() -> None:
+    found = {}
+    for path in sorted(ROOT.rglob("*.py")):
+        lines = _environment_writes(ast.parse(path.read_text(encoding="utf-8")))
+        if lines:
+            found[path.relative_to(ROOT).as_posix()] = lines
+    assert "retrieval/search.py" not in found  # the index folder reaches pipelines as a parameter (`bind_to_index`)
+    assert set(found) <= set(ENVIRONMENT_WRITERS), {k: v for k, v in found.items() if k not in ENVIRONMENT_WRITERS}
+    assert set(ENVIRONMENT_WRITERS) <= set(found)  # no stale entry left behind

@@ -75,7 +75,6 @@ def test_best_first_orders_filters_stops_and_keeps_ties_in_document_order() -> N
 
 def test_a_loaded_index_skips_haystacks_bm25_statistics_until_they_are_used(tmp_path: Path) -> None:
     from haystack.components.retrievers.in_memory import InMemoryBM25Retriever
-    from haystack.document_stores.in_memory import document_store as memory
 
     writer = CodeIndexDocumentStore(index_dir=str(tmp_path))
     texts = ["def retry_with_backoff(): pass", "class SessionStore: pass", "def parse(text): pass", "x = 1", "y = 2"]
@@ -84,9 +83,9 @@ def test_a_loaded_index_skips_haystacks_bm25_statistics_until_they_are_used(tmp_
     writer.release()
     reader = CodeIndexDocumentStore(index_dir=str(tmp_path))  # loads the saved file
     assert reader.count_documents() == 5
-    assert memory._BM25_STATS_STORAGES[reader.index] == {}  # nothing tokenised on load
+    assert reader._bm25_attr == {}  # nothing tokenised on load
     found = InMemoryBM25Retriever(document_store=reader).run(query="retry_with_backoff", top_k=1)["documents"]
     assert [d.content for d in found] == ["def retry_with_backoff(): pass"]  # computed on first use
-    assert len(memory._BM25_STATS_STORAGES[reader.index]) == 5
+    assert len(reader._bm25_attr) == 5
     reader.delete_documents([found[0].id])
-    assert reader.count_documents() == 4 and len(memory._BM25_STATS_STORAGES[reader.index]) == 4
+    assert reader.count_documents() == 4 and len(reader._bm25_attr) == 4

@@ -35,12 +35,15 @@ class ElasticsearchIndexFinalizer:
     ```
 
     :param document_store: The store the writer wrote to.
+    :param index_dir: The index folder the dictionary is published to; None = `$CODE_ALIAS_INDEX_DIR` or
+        `./.code-alias` (`CodeSearch` sets its own folder when it loads the pipeline).
     """
 
-    def __init__(self, *, document_store: ElasticsearchDocumentStore) -> None:
+    def __init__(self, *, document_store: ElasticsearchDocumentStore, index_dir: str | None = None) -> None:
         if not isinstance(document_store, ElasticsearchDocumentStore):
             raise ValueError("document_store must be an ElasticsearchDocumentStore")
         self.document_store = document_store
+        self.index_dir = index_dir
 
     def _location(self) -> str:
         return f"{redact_hosts(getattr(self.document_store, '_hosts', None))}/{self.document_store._index}"
@@ -50,7 +53,7 @@ class ElasticsearchIndexFinalizer:
         """
         :param stats: The writer's statistics, passed through.
         :param dictionary: The alias dictionary of the same run: saved to the index folder
-            (`$CODE_ALIAS_INDEX_DIR`) only now that the chunks are searchable, so it never runs ahead of them.
+            (`index_dir`) only now that the chunks are searchable, so it never runs ahead of them.
         :returns: `stats` plus `documents` (chunks in the index), and `path` (the index's URL).
         """
         store = self.document_store
@@ -58,7 +61,7 @@ class ElasticsearchIndexFinalizer:
             store.client.indices.refresh(index=store._index)
             count = store.count_documents()
         if dictionary is not None:
-            publish_dictionary(resolve_index_dir(), dictionary)
+            publish_dictionary(resolve_index_dir(self.index_dir), dictionary)
         return {"stats": {**stats, "documents": count}, "path": self._location()}
 
     @component.output_types(stats=dict[str, Any], path=str)
@@ -70,12 +73,12 @@ class ElasticsearchIndexFinalizer:
             await store.async_client.indices.refresh(index=store._index)
             count = await store.count_documents_async()
         if dictionary is not None:
-            publish_dictionary(resolve_index_dir(), dictionary)
+            publish_dictionary(resolve_index_dir(self.index_dir), dictionary)
         return {"stats": {**stats, "documents": count}, "path": self._location()}
 
     def to_dict(self) -> dict[str, Any]:
         """Serialise (the store nested through its own `to_dict`)."""
-        return default_to_dict(self, document_store=self.document_store.to_dict())
+        return default_to_dict(self, document_store=self.document_store.to_dict(), index_dir=self.index_dir)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ElasticsearchIndexFinalizer:

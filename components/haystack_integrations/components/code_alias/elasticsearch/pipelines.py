@@ -62,7 +62,7 @@ HEADER = """\
 # inputs, outputs and connections); edit pipelines/{source} and regenerate with
 #   python -m haystack_integrations.components.code_alias.elasticsearch.pipelines
 # Chunks live in an Elasticsearch index with the code mapping (elasticsearch/mapping.py); the alias
-# dictionary stays in the index folder ($CODE_ALIAS_INDEX_DIR). Server and credentials come from the
+# dictionary stays in the index folder (`index_dir`, which CodeSearch fills in). Server and credentials come from the
 # environment when the pipeline is loaded: ELASTICSEARCH_URL (default http://localhost:9200),
 # ELASTICSEARCH_API_KEY (+ ELASTICSEARCH_API_KEY_ID), ELASTICSEARCH_INDEX (default code-alias; one index per
 # indexed tree). Nothing connects until the pipeline runs.
@@ -119,6 +119,9 @@ def elasticsearch_pipeline(embedded: dict[str, Any]) -> dict[str, Any]:
         params = spec.get("init_parameters", {}) or {}
         new_params = {key: copy.deepcopy(params[key]) for key in carried if key in params}
         new_params["document_store"] = _store()
+        if new_type.endswith(".ElasticsearchIndexFinalizer"):  # it publishes the dictionary to the store's folder
+            store_params = (params.get("document_store") or {}).get("init_parameters") or {}
+            new_params["index_dir"] = store_params.get("index_dir")
         components[name] = {"type": new_type, "init_parameters": new_params}
     result["components"] = components
     return result

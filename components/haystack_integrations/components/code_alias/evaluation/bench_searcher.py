@@ -14,7 +14,7 @@ from typing import Any
 
 from ..indexing.dictionary_handle import DictionaryHandle
 from ..paths import DICTIONARY_FILE, EMBEDDING_CACHE_ENV
-from ..retrieval.search import AskResult, CodeSearch, environment_variable
+from ..retrieval.search import AskResult, CodeSearch
 from ..rewriting.generators import usable_chat_generator_spec
 from .bench_variants import VariantSearch
 from .runner import SearchResult
@@ -65,8 +65,7 @@ class PipelineSearcher:
         self._folder: Path | None = None
         self._variants: dict[str, VariantSearch] = {}
         self._answers: OrderedDict[tuple[str, str], AskResult] = OrderedDict()
-        # One vector cache for every corpus (versions of a project share most chunks); set only while this
-        # searcher builds pipelines, so the process's other users keep their own.
+        # One vector cache for every corpus (versions of a project share most chunks), given to each search.
         self._embedding_cache = os.environ.get(EMBEDDING_CACHE_ENV) or str(cache_dir / "embedding-cache")
 
     def supports(self, rewrite: str, retrieval: str) -> bool:
@@ -89,10 +88,10 @@ class PipelineSearcher:
             rewriter_params=self._rewriter_params("llm") if llm else None,
             semantic_hints=self.semantic_hints,
             package_boost=self.package_boost,
+            embedding_cache=self._embedding_cache,
         )
-        with environment_variable(EMBEDDING_CACHE_ENV, self._embedding_cache):
-            search.index(corpus_root)
-            search.warm_up()
+        search.index(corpus_root)
+        search.warm_up()
         self._search = search
         self._folder = folder
         self._definitions = symbol_definitions(folder)
@@ -120,6 +119,7 @@ class PipelineSearcher:
                 free=rewrite == "llm-free",
                 chat_generator=self.chat_generator,
                 rewriter_params=self._rewriter_params(rewrite),
+                embedding_cache=self._embedding_cache,
             )
             self._variants[rewrite] = variant
         return variant
@@ -165,7 +165,6 @@ class PipelineSearcher:
                 **names,
             },
         )
-
 
     def _hint(self, hint: dict[str, Any]) -> dict[str, Any]:
         """A hint as the benchmark records it: what the rewrite saw, and every definition of its name."""

@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 from haystack import Pipeline
 
-from ..retrieval.search import CodeSearch, index_dir_environment, pipeline_file
+from ..retrieval.search import CodeSearch, bind_to_index, pipeline_file
 from ..rewriting.faithfulness import check_rewrite
 from ..rewriting.rewriter import ConstrainedQueryRewriter
 
@@ -64,6 +64,7 @@ class VariantSearch(CodeSearch):
     :param free: The unconstrained variant: no schema limit on names, no faithfulness filter.
     :param chat_generator: The serialised ChatGenerator.
     :param rewriter_params: Init parameters of the rewriter to override (`max_hints`, `timeout`, `cache_path`...).
+    :param embedding_cache: The vector cache (`CodeSearch`).
     """
 
     def __init__(
@@ -74,9 +75,11 @@ class VariantSearch(CodeSearch):
         free: bool,
         chat_generator: dict[str, Any],
         rewriter_params: dict[str, Any] | None = None,
+        embedding_cache: str | Path | None = None,
     ) -> None:
         super().__init__(
             index_dir,
+            embedding_cache=embedding_cache,
             llm=not lexical,
             lexical=True if lexical else None,
             chat_generator=chat_generator,
@@ -84,17 +87,16 @@ class VariantSearch(CodeSearch):
         )
         self.free = free
 
-    def load_pipeline(self, kind: str) -> Pipeline:
+    def load_pipeline(self, kind: str, *, writer: str | None = None) -> Pipeline:
         if kind not in ("query_llm", "query_lexical"):
-            return super().load_pipeline(kind)
+            return super().load_pipeline(kind, writer=writer)
         path = pipeline_file(self.backend, "query_llm", self.pipelines)
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
         params = data["components"]["rewriter"].setdefault("init_parameters", {})
         params.update(self.rewriter_params or {})
         params["chat_generator"] = self.chat_generator
         variant_pipeline_dict(data, lexical=kind == "query_lexical", free=self.free)
-        with index_dir_environment(self.index_dir):
-            return Pipeline.from_dict(data)
+        return Pipeline.from_dict(bind_to_index(data, self.index_dir))
 
     def invented_names(self, rewrite: dict[str, Any], question: str) -> dict[str, int]:
         """

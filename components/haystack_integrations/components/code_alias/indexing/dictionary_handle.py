@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import logging
 import threading
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from ..core.cards import CardsError, SymbolCards, newest_cards_file
 from ..core.hints import HintIndex
@@ -22,9 +23,6 @@ from .index_files import Artifact, current_manifest, resolve_dictionary_file
 
 logger = logging.getLogger(__name__)
 
-_HANDLES: dict[str, DictionaryHandle] = {}
-_HANDLES_LOCK = threading.Lock()
-
 
 def dictionary_file(dictionary_path: str | None, index_dir: str | None) -> Path:
     """`dictionary_path` if given, else `<index dir>/dictionary.json`."""
@@ -32,7 +30,15 @@ def dictionary_file(dictionary_path: str | None, index_dir: str | None) -> Path:
 
 
 class DictionaryHandle:
-    """The dictionary at `path` and its hint index, kept current with the file's modification time."""
+    """
+    The dictionary at `path` and its hint index, kept current with the file's modification time.
+
+    `for_path` gives every component of the process the same handle for one file while any of them holds it
+    (an index folder's `CodeIndex` holds its own), held weakly: a file nobody reads any more is let go.
+    """
+
+    _open: ClassVar[weakref.WeakValueDictionary[str, DictionaryHandle]] = weakref.WeakValueDictionary()
+    _open_lock: ClassVar[threading.Lock] = threading.Lock()
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -46,10 +52,11 @@ class DictionaryHandle:
     @classmethod
     def for_path(cls, path: Path) -> DictionaryHandle:
         key = str(path.resolve())
-        with _HANDLES_LOCK:
-            handle = _HANDLES.get(key)
+        with cls._open_lock:
+            handle = cls._open.get(key)
             if handle is None:
-                handle = _HANDLES[key] = cls(path)
+                handle = cls(path)
+                cls._open[key] = handle
             return handle
 
     def _stamp_now(self) -> tuple[Path, tuple[str, int] | None, Artifact | None]:

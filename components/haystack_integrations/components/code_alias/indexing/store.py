@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import contextvars
 import dataclasses
 import logging
 import os
-import threading
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,13 +14,13 @@ from typing import Any
 
 from haystack import Document, component, default_from_dict, default_to_dict
 from haystack.document_stores.in_memory import InMemoryDocumentStore
-from haystack.document_stores.in_memory import document_store as _memory
 from haystack.document_stores.types import DuplicatePolicy
 
 from .._legacy import with_current_type
 from ..core.model import AliasDictionary
 from ..paths import resolve_index_dir
 from . import index_delta
+from .code_index import CodeIndex, DocumentSet, Generation
 from .documents_file import IndexNotFoundError as IndexNotFoundError
 from .documents_file import documents_file_bytes
 from .documents_file import read_documents as read_documents
@@ -45,33 +43,6 @@ from .store_cache import Prepared, adopt_all
 
 logger = logging.getLogger(__name__)
 
-# Which file (and modification) each shared in-memory index was loaded from, so the several components of
-# one pipeline that each deserialise "the" store load it once.
-_LOADED: dict[str, tuple[str, int]] = {}
-# The change counter of each shared index when it last matched its saved file: equal now = nothing to save.
-_SAVED_GENERATION: dict[str, int] = {}
-_LOAD_LOCK = threading.Lock()
-# Query indexes of this process whose next build a sync of this process is saving and will hand over itself
-# (`holding_served`): their queries keep what they hold instead of reading the new files back meanwhile.
-_HELD: set[str] = set()
-# Set while an indexing pipeline is built: its stores get a namespace of their own, so what a run writes stays
-# invisible to the query pipelines of the same process until it is saved (and lost with the run if it fails).
-_WRITER_NAMESPACE: contextvars.ContextVar[str | None] = contextvars.ContextVar("code_alias_writer", default=None)
-# A counter per shared index, bumped by every change, so that what is derived from the documents (BM25 index,
-# vector matrix, definition map) is checked in O(1) per query instead of by hashing every document id.
-_GENERATIONS: dict[str, int] = {}
-# Indexes loaded without Haystack's own BM25 statistics: our retriever keeps its own index (`bm25.py`), and
-# tokenising every chunk for statistics nobody reads was a third of a cold `ask`. `bm25_retrieval` computes them
-# on first use, so an `InMemoryBM25Retriever` on this store still works.
-_STATS_PENDING: set[str] = set()
-# The JSON line of each chunk as last written, per index: a sync that changed a few chunks of thousands serialises
-# only those. A line is reused for the same chunk object or an equal one; `update_by_filter`, which changes chunks
-# in place, drops the index's lines.
-_LINES: dict[str, dict[str, tuple[Document, str]]] = {}
-# The documents chain (`Artifact.chain`) that each index's `_LINES` describe exactly: a save whose manifest still
-# names that chain writes only a delta against it (`index_delta`), any other writes the whole file.
-_ON_DISK: dict[str, tuple[str, ...]] = {}
-
 
 class CodeIndexDocumentStore(InMemoryDocumentStore):
     """
@@ -79,7 +50,8 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
 
     Documents and their embeddings live in one `.npz` file per build, which the folder's manifest names together
     with that build's dictionary (`index_files`), so a reader never sees half an index or a mix of two builds.
-    Instances with the same folder share their documents within a process.
+    The chunks are held by the folder's `CodeIndex`: every store of one folder in a process reads the same ones
+    (a writer's store its run's private copy, `writer`).
 
     ### Usage example
 
@@ -93,6 +65,11 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
 
     :param index_dir: The index folder; None means `$CODE_ALIAS_INDEX_DIR` or `./.code-alias`.
     :param embedding_similarity_function: "cosine" (default, right for MiniLM) or "dot_product".
+    :param return_embedding: Return the chunks' vectors with retrieved chunks.
+    :param writer: A writer's name (an indexing run, a vector fill): the store works on that writer's private
+        copy of the chunks, loaded from disk, which queries of the same process do not see until it is saved and
+        handed over (`serve_documents`), and which is lost with the run if it fails. Not serialised: it is
+        bound when a run loads its pipeline.
     """
 
     def __init__(
@@ -100,18 +77,45 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
         index_dir: str | None = None,
         embedding_similarity_function: str = "cosine",
         return_embedding: bool = False,
+        *,
+        writer: str | None = None,
     ) -> None:
         self.index_dir = index_dir
+        self.writer = writer
         self._folder = resolve_index_dir(index_dir)
-        namespace = _WRITER_NAMESPACE.get()
+        self.code_index = CodeIndex.open(self._folder)
+        self._documents: DocumentSet = self.code_index.documents(writer)
         # A writer's store keeps each chunk's saved line from the load on, so its first save is a delta already.
-        self._writer = namespace is not None
+        self._writer = writer is not None
         super().__init__(
-            index=f"code-alias:{self._folder.resolve()}" + (f":writer:{namespace}" if namespace else ""),
+            index=self._documents.name,
+            shared=False,  # the chunks live on the folder's `CodeIndex` (the properties below), not in Haystack's
             embedding_similarity_function=embedding_similarity_function,  # type: ignore[arg-type]
             return_embedding=return_embedding,
         )
         self._load_if_changed()
+
+    # `InMemoryDocumentStore` reads and writes its chunks and BM25 statistics through these four properties.
+    @property
+    def storage(self) -> dict[str, Document]:
+        """The chunks, id -> Document (shared by every store of this folder and writer)."""
+        return self._documents.storage
+
+    @property
+    def _bm25_attr(self) -> dict[str, Any]:
+        return self._documents.bm25_stats
+
+    @property
+    def _avg_doc_len(self) -> float:
+        return self._documents.average_length
+
+    @_avg_doc_len.setter
+    def _avg_doc_len(self, value: float) -> None:
+        self._documents.average_length = value
+
+    @property
+    def _freq_vocab_for_idf(self) -> Counter[str]:
+        return self._documents.vocabulary
 
     @property
     def documents_path(self) -> Path:
@@ -138,23 +142,24 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
     def _load_if_changed(self) -> None:
         # The manifest is read under the lock: a sync of this process that saves a build and hands it over
         # (`serve_documents`) does both under it, so no reader can load the build it replaced after that.
-        with _LOAD_LOCK:
-            if self.index in _HELD and self.index in _LOADED:
+        documents = self._documents
+        with self.code_index.lock:
+            if documents.held and documents.loaded is not None:
                 return  # this process is handing a build over (`holding_served`): serve the old one until then
             stamped = _current_stamp(self._folder)
             if stamped is None:
                 return  # nothing saved yet: keep what this process holds (a first build in progress)
             stamp, artifact = stamped
-            if _LOADED.get(self.index) == stamp:
+            if documents.loaded == stamp:
                 return
             lines: dict[str, tuple[Document, str]] | None = {} if self._writer else None
-            documents = index_delta.load_documents(self._folder, artifact, lines) if artifact is not None else []
-            self._swap_in(documents)
-            if lines is not None and artifact is not None and len(lines) == len(documents):
-                _LINES[self.index] = lines
-                _ON_DISK[self.index] = artifact.chain()
-            _LOADED[self.index] = stamp
-            _SAVED_GENERATION[self.index] = self.generation
+            loaded = index_delta.load_documents(self._folder, artifact, lines) if artifact is not None else []
+            self._swap_in(loaded)
+            if lines is not None and artifact is not None and len(lines) == len(loaded):
+                documents.lines = lines
+                documents.on_disk = artifact.chain()
+            documents.loaded = stamp
+            documents.saved_generation = documents.generation
 
     def _swap_in(self, documents: list[Document]) -> None:
         """
@@ -167,31 +172,20 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
                 hint = rebuild_hint(self._folder)
                 raise IndexDamagedError(f"{self.documents_path}: chunk id {document.id} twice; {hint}")
             storage[document.id] = document
-        _memory._STORAGES[self.index] = storage
-        _LINES.pop(self.index, None)  # what this store last saved is not what it holds now
-        _ON_DISK.pop(self.index, None)
-        _memory._BM25_STATS_STORAGES[self.index] = {}
-        _memory._AVERAGE_DOC_LEN_STORAGES[self.index] = 0.0
-        _memory._FREQ_VOCAB_FOR_IDF_STORAGES[self.index] = Counter()
-        _STATS_PENDING.add(self.index)
-        self._changed()
+        self._documents.replace(storage)  # what this store last saved is not what it holds now
 
     def _ensure_bm25_statistics(self) -> None:
         """Haystack's BM25 statistics of the loaded documents, computed the first time they are needed."""
-        with _LOAD_LOCK:
-            if self.index not in _STATS_PENDING:
+        documents = self._documents
+        with self.code_index.lock:
+            if not documents.stats_pending:
                 return
-            staging = InMemoryDocumentStore(index=f"{self.index}:stats:{id(self)}")
-            staging.write_documents(list(_memory._STORAGES.get(self.index, {}).values()))
-            storages: tuple[dict[str, Any], ...] = (
-                _memory._BM25_STATS_STORAGES,
-                _memory._AVERAGE_DOC_LEN_STORAGES,
-                _memory._FREQ_VOCAB_FOR_IDF_STORAGES,
-            )
-            for storage in storages:
-                storage[self.index] = storage.pop(staging.index)
-            _memory._STORAGES.pop(staging.index, None)
-            _STATS_PENDING.discard(self.index)
+            staging = InMemoryDocumentStore(shared=False)  # computes the statistics; its chunks are dropped
+            staging.write_documents(list(documents.storage.values()))
+            documents.bm25_stats = staging._bm25_attr
+            documents.average_length = staging._avg_doc_len
+            documents.vocabulary = staging._freq_vocab_for_idf
+            documents.stats_pending = False
 
     def bm25_retrieval(
         self, query: str, filters: dict[str, Any] | None = None, top_k: int = 10, scale_score: bool = False
@@ -201,12 +195,12 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
         return super().bm25_retrieval(query, filters=filters, top_k=top_k, scale_score=scale_score)
 
     @property
-    def generation(self) -> int:
+    def generation(self) -> Generation:
         """Changes whenever this index's documents do (a write, a delete, a reload); shared by its instances."""
-        return _GENERATIONS.get(self.index, 0)
+        return self._documents.generation
 
     def _changed(self) -> None:
-        _GENERATIONS[self.index] = _GENERATIONS.get(self.index, 0) + 1
+        self._documents.changed()
 
     def write_documents(self, documents: list[Document], policy: DuplicatePolicy = DuplicatePolicy.NONE) -> int:
         """Write chunks (see `InMemoryDocumentStore.write_documents`)."""
@@ -224,10 +218,12 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
 
     def delete_all_documents(self) -> None:
         """Delete every chunk (in memory; the saved file changes on `persist`)."""
-        try:
-            super().delete_all_documents()
-        finally:
-            self._changed()
+        documents = self._documents
+        with self.code_index.lock:
+            documents.storage = {}
+            documents.bm25_stats, documents.average_length, documents.vocabulary = {}, 0.0, Counter()
+            documents.stats_pending = False
+            documents.changed()
 
     def delete_by_filter(self, filters: dict[str, Any]) -> int:
         """Delete the chunks that match `filters`."""
@@ -238,7 +234,7 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
 
     def update_by_filter(self, filters: dict[str, Any], meta: dict[str, Any]) -> int:
         """Update the meta of the chunks that match `filters`."""
-        _LINES.pop(self.index, None)  # the meta changes in place: the chunks' saved lines no longer match them
+        self._documents.lines = None  # the meta changes in place: the chunks' saved lines no longer match them
         try:
             return super().update_by_filter(filters, meta)
         finally:
@@ -251,9 +247,9 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
 
         :returns: How many chunks got a vector.
         """
-        storage = self.storage
         changed = 0
-        with _LOAD_LOCK:
+        with self.code_index.lock:
+            storage = self.storage
             for document_id, vector in vectors.items():
                 document = storage.get(document_id)
                 if document is not None:
@@ -270,44 +266,23 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
     @property
     def loaded_stamp(self) -> tuple[str, int] | None:
         """Which saved build (files and modification) this index holds, when it holds one it loaded or saved."""
-        with _LOAD_LOCK:
-            return _LOADED.get(self.index)
+        with self.code_index.lock:
+            return self._documents.loaded
 
     def release(self) -> None:
         """
-        Free this index's documents from process memory; the saved file stays and the next use loads it again.
-
-        In-memory stores keep documents in process-global storage for the life of the process, so a process that
-        visits many indexes (a benchmark over many corpora, a server switching repositories) must let go of them.
+        Free this index's documents from process memory; the saved file stays and the next use loads it again
+        (a process that visits many indexes, a benchmark over many corpora, lets each go after use).
         """
-        with _LOAD_LOCK:
-            _memory._STORAGES[self.index] = {}
-            _memory._BM25_STATS_STORAGES[self.index] = {}
-            _memory._AVERAGE_DOC_LEN_STORAGES[self.index] = 0.0
-            _memory._FREQ_VOCAB_FOR_IDF_STORAGES[self.index] = Counter()
-            _LOADED.pop(self.index, None)
-            _STATS_PENDING.discard(self.index)
-            _SAVED_GENERATION.pop(self.index, None)
-            _LINES.pop(self.index, None)
-            _ON_DISK.pop(self.index, None)
-            self._changed()
+        with self.code_index.lock:
+            self._documents.clear()
 
     def discard(self) -> None:
         """Forget this store's documents entirely (a writer's private copy, once its run is over)."""
-        with _LOAD_LOCK:
-            for storage in (
-                _memory._STORAGES,
-                _memory._BM25_STATS_STORAGES,
-                _memory._AVERAGE_DOC_LEN_STORAGES,
-                _memory._FREQ_VOCAB_FOR_IDF_STORAGES,
-            ):
-                storage.pop(self.index, None)
-            _LOADED.pop(self.index, None)
-            _STATS_PENDING.discard(self.index)
-            _SAVED_GENERATION.pop(self.index, None)
-            _GENERATIONS.pop(self.index, None)
-            _LINES.pop(self.index, None)
-            _ON_DISK.pop(self.index, None)
+        if self.writer is not None:
+            self.code_index.discard(self.writer)
+        else:
+            self.release()
 
     def persist(self, dictionary: AliasDictionary | None = None, *, compact: bool = False) -> Path:
         """
@@ -330,6 +305,7 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
         fresh = manifest is not None and not manifest.legacy
         build = new_build_id()
         changes: dict[str, Any] = {}
+        held = self._documents
         try:
             if dictionary is not None:
                 current = manifest.dictionary if fresh and manifest is not None else None
@@ -342,14 +318,14 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
                     staged = stage_dictionary(self._folder, dictionary, build, None if compact else manifest)
                     if staged is not None:
                         changes["dictionary"] = staged
-            with _LOAD_LOCK:
-                generation = self.generation
+            with self.code_index.lock:
+                generation = held.generation
                 unchanged = (
                     not compact
                     and fresh
                     and manifest is not None
                     and manifest.documents is not None
-                    and _SAVED_GENERATION.get(self.index) == generation
+                    and held.saved_generation == generation
                 )
                 documents = None if unchanged else list(self.storage.values())
             if documents is not None:
@@ -357,9 +333,9 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
             if changes:
                 manifest = commit(self._folder, **changes, build=build)
         except BaseException:
-            with _LOAD_LOCK:  # what the lines describe is no longer known to be on disk: the next save is whole
-                _LINES.pop(self.index, None)
-                _ON_DISK.pop(self.index, None)
+            with self.code_index.lock:  # what the lines describe may not be on disk: the next save is whole
+                held.lines = None
+                held.on_disk = None
             raise
         if manifest is not None and "dictionary" in changes:
             index_delta.remember_dictionary(self._folder, manifest.dictionary, dictionary)
@@ -370,12 +346,13 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
     ) -> dict[str, Artifact]:
         """The documents' new artefact: a delta appended to the current chain when possible, else a whole file."""
         current = manifest.documents if manifest is not None else None
-        lines = _LINES.get(self.index)
+        held = self._documents
+        lines = held.lines
         if (
             current is not None
             and lines is not None
             and not compact
-            and _ON_DISK.get(self.index) == current.chain()
+            and held.on_disk == current.chain()
             and not index_delta.hard_due(current)
         ):
             delta = index_delta.documents_delta(documents, lines)
@@ -387,25 +364,29 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
             lines.update(updated)  # undone by `persist` (dropping the lines) if the commit fails
             artifact = replace(current, deltas=(*current.deltas, staged), count=len(documents), embedded=embedded)
         else:
-            lines = _LINES.setdefault(self.index, {})
-            data = documents_file_bytes(documents, lines)
+            if held.lines is None:
+                held.lines = {}
+            data = documents_file_bytes(documents, held.lines)
             embedded = sum(1 for d in documents if d.embedding is not None)
             artifact = stage(self._folder, "documents", data, build, count=len(documents), embedded=embedded)
         return {"documents": artifact}
 
-    def _after_save(self, manifest: IndexManifest | None, generation: int, *, wrote_documents: bool = False) -> Path:
+    def _after_save(
+        self, manifest: IndexManifest | None, generation: Generation, *, wrote_documents: bool = False
+    ) -> Path:
         path = artifact_path(self._folder, "documents", manifest)
         artifact = manifest.documents if manifest is not None and not manifest.legacy else None
+        held = self._documents
         if path.is_file():
-            with _LOAD_LOCK:
-                _LOADED[self.index] = (
+            with self.code_index.lock:
+                held.loaded = (
                     index_delta.chain_stamp(self._folder, artifact)
                     if artifact is not None
                     else (str(path.resolve()), path.stat().st_mtime_ns)
                 )
-                _SAVED_GENERATION[self.index] = generation
-                if wrote_documents and artifact is not None and self.index in _LINES:
-                    _ON_DISK[self.index] = artifact.chain()
+                held.saved_generation = generation
+                if wrote_documents and artifact is not None and held.lines is not None:
+                    held.on_disk = artifact.chain()
         return path
 
 
@@ -426,8 +407,8 @@ def _current_stamp(folder: Path) -> tuple[tuple[str, int], Artifact | None] | No
 
 
 def serving_index(folder: Path) -> str:
-    """The name of the shared in-memory index that queries of this process read for the index `folder`."""
-    return f"code-alias:{folder.resolve()}"
+    """The store name of the chunks that queries of this process read for the index `folder`."""
+    return CodeIndex.open(folder).served.name
 
 
 def serve_documents(store: CodeIndexDocumentStore, prepared: Prepared | None = None) -> bool:
@@ -435,33 +416,27 @@ def serve_documents(store: CodeIndexDocumentStore, prepared: Prepared | None = N
     Hand a writer store's documents, just saved by `persist`, to this process's queries of the same folder, so
     they serve the new build at once instead of reading the file back (and rebuilding what derives from it).
 
-    One step under the load lock: a query sees the old build or the new one. Nothing happens when the folder's
-    current build is not the one `store` saved (another writer got in between): queries then load it themselves.
+    One step under the folder's lock: a query sees the old build or the new one. Nothing happens when the
+    folder's current build is not the one `store` saved (another writer got in between): queries then load it
+    themselves.
 
-    :param store: The writer store (`writer_stores`) after its `persist`.
+    :param store: A writer's store (`writer=...`) after its `persist`.
     :param prepared: Values derived from its documents (`store_cache.prepare_all` on the serving index), adopted
         with the swap so the first query after it does not rebuild them.
     :returns: Whether the documents were handed over.
     """
-    index = serving_index(store.folder)
-    with _LOAD_LOCK:
+    index = store.code_index
+    served = index.served
+    with index.lock:
         stamped = _current_stamp(store.folder)
-        if stamped is None or _LOADED.get(store.index) != stamped[0] or store.index == index:
+        saved = store.generation == store._documents.saved_generation  # nothing written since its save
+        if stamped is None or store.loaded_stamp != stamped[0] or store.writer is None or not saved:
             return False
-        documents = dict(store.storage)
-        _memory._STORAGES[index] = documents
-        _LINES.pop(index, None)
-        _ON_DISK.pop(index, None)
-        _memory._BM25_STATS_STORAGES[index] = {}
-        _memory._AVERAGE_DOC_LEN_STORAGES[index] = 0.0
-        _memory._FREQ_VOCAB_FOR_IDF_STORAGES[index] = Counter()
-        _STATS_PENDING.add(index)
-        generation = _GENERATIONS.get(index, 0) + 1
-        _GENERATIONS[index] = generation
-        _LOADED[index] = stamped[0]
-        _SAVED_GENERATION[index] = generation
+        served.replace(dict(store.storage))
+        served.loaded = stamped[0]
+        served.saved_generation = served.generation
         if prepared:
-            adopt_all(prepared, generation)
+            adopt_all(prepared, served.generation)
     return True
 
 
@@ -469,18 +444,10 @@ def serve_documents(store: CodeIndexDocumentStore, prepared: Prepared | None = N
 def holding_served(folder: Path) -> Iterator[None]:
     """
     For the block (a sync's save and `serve_documents`, a compaction): the queries of this process on the index
-    `folder` keep serving what they hold, even once the manifest names the new files, instead of reading those
-    back (seconds on a large index, with the lock held, while the sync is about to hand the same build over).
-    When the block ends without a handover (a failure), the next query compares stamps and loads what is current.
+    `folder` keep serving what they hold (`CodeIndex.holding`).
     """
-    index = serving_index(folder)
-    with _LOAD_LOCK:
-        _HELD.add(index)
-    try:
+    with CodeIndex.open(folder).holding():
         yield
-    finally:
-        with _LOAD_LOCK:
-            _HELD.discard(index)
 
 
 def restamp_serving(store: CodeIndexDocumentStore, before: tuple[str, int] | None) -> bool:
@@ -491,27 +458,13 @@ def restamp_serving(store: CodeIndexDocumentStore, before: tuple[str, int] | Non
 
     :returns: Whether the queries' index was restamped.
     """
-    index = serving_index(store.folder)
-    with _LOAD_LOCK:
+    index = store.code_index
+    with index.lock:
         stamped = _current_stamp(store.folder)
-        if before is None or stamped is None or _LOADED.get(index) != before or _LOADED.get(store.index) != stamped[0]:
+        if before is None or stamped is None or index.served.loaded != before or store.loaded_stamp != stamped[0]:
             return False
-        _LOADED[index] = stamped[0]
+        index.served.loaded = stamped[0]
     return True
-
-
-@contextmanager
-def writer_stores(namespace: str) -> Iterator[None]:
-    """
-    Stores created in the block (an indexing pipeline's) share a private copy of their index, loaded from disk:
-    a query pipeline of the same process goes on seeing the saved build until the run's `persist` replaces it.
-    Call `discard()` on them afterwards.
-    """
-    token = _WRITER_NAMESPACE.set(namespace)
-    try:
-        yield
-    finally:
-        _WRITER_NAMESPACE.reset(token)
 
 
 @component

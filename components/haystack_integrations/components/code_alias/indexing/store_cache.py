@@ -69,7 +69,7 @@ class PerStoreCache(Generic[T]):
     def __init__(self, name: str, *, vectors: bool = False) -> None:
         self.name = name
         self.vectors = vectors
-        self._values: dict[tuple[str, str], tuple[str, T, int | None]] = {}
+        self._values: dict[tuple[str, str], tuple[str, T, object | None]] = {}
         # How each slot's value was last built, so a sync can build the next one before it swaps (`prepare`).
         self._builders: dict[tuple[str, str], Callable[[str, list[Document]], T]] = {}
         self._lock = threading.Lock()
@@ -158,7 +158,7 @@ def prepare_all(index: str, documents: Iterable[Document]) -> Prepared:
     return [item for cache in list(PerStoreCache._all) for item in cache.prepare(index, stored, fingerprints)]
 
 
-def adopt_all(prepared: Prepared, generation: int) -> None:
+def adopt_all(prepared: Prepared, generation: object) -> None:
     """
     Install values built by `prepare_all` as current for the store's `generation` (call it right after the
     documents they were built from were swapped in, with the store's new generation).

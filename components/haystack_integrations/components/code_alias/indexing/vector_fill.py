@@ -40,7 +40,7 @@ from ..paths import DICTIONARY_FILE
 from . import index_files
 from .index_delta import load_index_dictionary
 from .index_mode import recorded_retrieval
-from .store import CodeIndexDocumentStore, writer_stores
+from .store import CodeIndexDocumentStore
 
 logger = logging.getLogger(__name__)
 
@@ -271,8 +271,7 @@ class VectorFiller:
         started = time.perf_counter()
         folder = self.index_dir
         record: dict[str, Any] = {"state": "running", "pid": os.getpid(), "started_at": _now(), "error": None}
-        with writer_stores(f"vectors-{index_files.new_build_id()}"):
-            store = CodeIndexDocumentStore(index_dir=str(folder))
+        store = CodeIndexDocumentStore(index_dir=str(folder), writer=f"vectors-{index_files.new_build_id()}")
         self._record, self._done, self._saves = record, 0, 0
         pending: dict[str, list[float]] = {}
         try:

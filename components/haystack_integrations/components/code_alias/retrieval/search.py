@@ -6,13 +6,12 @@ and runs the pipelines under `pipelines/`; there is no second implementation of 
 
 from __future__ import annotations
 
-import contextlib
+import inspect
 import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -20,7 +19,7 @@ from typing import Any, Literal
 import yaml
 from haystack import Document, Pipeline
 from haystack.core.errors import DeserializationError
-from haystack.core.serialization import component_from_dict, import_class_by_name
+from haystack.core.serialization import DeserializationCallbacks, component_from_dict, import_class_by_name
 
 from ..core.cards import newest_cards_file
 from ..core.identifiers import code_tokenize
@@ -30,16 +29,14 @@ from ..core.repository_selection import VOTE_DEPTH, boost_by_repository, select_
 from ..errors import CodeAliasError
 from ..indexing import index_delta, index_files, index_mode, index_repair, repositories, vector_fill
 from ..indexing.card_vectors import card_embedder, refresh_card_vectors
-from ..indexing.dictionary_handle import DictionaryHandle
-from ..indexing.store import CodeIndexDocumentStore, writer_stores
+from ..indexing.code_index import CodeIndex
+from ..indexing.store import CodeIndexDocumentStore
 from ..indexing.store_cache import forget_store
 from ..indexing.vector_fill import vector_count
 from ..paths import (
     DEFAULT_MODEL,
-    DICTIONARY_FILE,
     EMBEDDING_CACHE_DIR,
     EMBEDDING_CACHE_ENV,
-    INDEX_DIR_ENV,
     resolve_index_dir,
 )
 from .fusion import RankFusion
@@ -61,8 +58,19 @@ PIPELINE_FILES: dict[tuple[Backend, str], str] = {
     ("elasticsearch", "query_lexical"): "elasticsearch_query_lexical.yml",
     ("elasticsearch", "query_lexical_semantic"): "elasticsearch_query_lexical_semantic.yml",
 }
-_ENV_LOCK = threading.RLock()
 logger = logging.getLogger(__name__)
+
+
+def _accepts(cls: type, name: str) -> bool:
+    try:
+        return name in inspect.signature(cls.__init__).parameters  # type: ignore[misc]  # the class's own, not the component wrapper's
+    except (TypeError, ValueError):
+        return False
+
+
+def _is_embedder(cls: type) -> bool:
+    """One of our embedders (their `cache_dir` is the vector cache)."""
+    return cls.__module__.endswith(".retrieval.embedders")
 
 
 def _writer_store(pipeline: Pipeline) -> Any:
@@ -120,24 +128,27 @@ def _index_cause(error: BaseException) -> BaseException | None:
     return None
 
 
-@contextmanager
-def environment_variable(name: str, value: str) -> Iterator[None]:
-    """Set one environment variable while the block runs (pipelines read their defaults from it when built)."""
-    with _ENV_LOCK:
-        old = os.environ.get(name)
-        os.environ[name] = value
-        try:
-            yield
-        finally:
-            if old is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = old
+def bind_to_index(data: dict[str, Any], index_dir: Path, *, writer: str | None = None) -> dict[str, Any]:
+    """
+    Point a pipeline's components (and the document stores inside them) that name no index folder, at
+    `index_dir`: every `index_dir: null` of the YAML. `writer` binds its in-memory stores to that writer's
+    private copy of the chunks (`CodeIndexDocumentStore(writer=...)`). Changes and returns `data`.
+    """
 
+    def bind(params: dict[str, Any]) -> None:
+        if "index_dir" in params and params["index_dir"] is None:
+            params["index_dir"] = str(index_dir)
+        for value in params.values():
+            if isinstance(value, dict) and isinstance(value.get("init_parameters"), dict):
+                nested = value["init_parameters"]
+                bind(nested)
+                if writer is not None and str(value.get("type", "")).endswith(".CodeIndexDocumentStore"):
+                    nested["writer"] = writer
 
-def index_dir_environment(index_dir: Path) -> contextlib.AbstractContextManager[None]:
-    """Point the pipelines' `index_dir: null` components at `index_dir` while they are built."""
-    return environment_variable(INDEX_DIR_ENV, str(index_dir))
+    for spec in (data.get("components") or {}).values():
+        if isinstance(spec, dict):
+            bind(spec.setdefault("init_parameters", {}) or {})
+    return data
 
 
 def repository_boosted(
@@ -272,6 +283,8 @@ class CodeSearch:
         them on there: BM25 retrieval, one small model call per question for the hints).
     :param package_boost: Lift the chunks of the packages the rewrite chose, by their confidence, in every ranking
         (a boost, never a filter: nothing is lost).
+    :param embedding_cache: The folder of cached chunk and card vectors; None =
+        `$CODE_ALIAS_EMBEDDING_CACHE`, else the index folder's own (benchmarks share one across corpora).
     """
 
     def __init__(
@@ -286,10 +299,16 @@ class CodeSearch:
         rewriter_params: dict[str, Any] | None = None,
         semantic_hints: bool | None = None,
         package_boost: bool = False,
+        embedding_cache: str | os.PathLike[str] | None = None,
     ) -> None:
         if llm and lexical:
             raise ValueError("choose either llm or lexical")
         self.index_dir = resolve_index_dir(index_dir).resolve()
+        # The folder's live state (chunks, dictionary): the stores of every pipeline loaded here share it.
+        self.code_index = CodeIndex.open(self.index_dir)
+        self.embedding_cache = Path(
+            embedding_cache or os.environ.get(EMBEDDING_CACHE_ENV) or self.index_dir / EMBEDDING_CACHE_DIR
+        )
         self.backend = backend
         self.llm = llm
         self.lexical = lexical
@@ -303,19 +322,31 @@ class CodeSearch:
         self._vectorless = False  # a hybrid index with no chunk vector yet, answered lexically until one arrives
         self._lock = threading.Lock()
 
-    def load_pipeline(self, kind: str) -> Pipeline:
-        """Load one of the YAML pipelines with this index folder."""
+    def load_pipeline(self, kind: str, *, writer: str | None = None) -> Pipeline:
+        """
+        Load one of the YAML pipelines on this index folder: every component and store that names no folder gets
+        this one, embedders that name no vector cache get `embedding_cache` (nothing goes through the
+        environment).
+
+        :param writer: For an indexing run: its stores work on a private copy of the chunks, unseen by queries
+            until the run saves it (`CodeIndexDocumentStore(writer=...)`).
+        """
         path = pipeline_file(self.backend, kind, self.pipelines)
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
         if kind == "query_llm" and (self.chat_generator or self.rewriter_params):
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
             params = data["components"]["rewriter"].setdefault("init_parameters", {})
             params.update(self.rewriter_params or {})
             if self.chat_generator:
                 params["chat_generator"] = self.chat_generator
-            with index_dir_environment(self.index_dir):
-                return Pipeline.from_dict(data)
-        with index_dir_environment(self.index_dir), path.open(encoding="utf-8") as handle:
-            return Pipeline.load(handle)
+        bind_to_index(data, self.index_dir, writer=writer)
+        return Pipeline.from_dict(data, callbacks=DeserializationCallbacks(component_pre_init=self._bind_component))
+
+    def _bind_component(self, name: str, cls: type, init_params: dict[str, Any]) -> None:
+        """`bind_to_index` for parameters a YAML leaves out: a component built here sees this folder and cache."""
+        if init_params.get("index_dir") is None and _accepts(cls, "index_dir"):
+            init_params["index_dir"] = str(self.index_dir)
+        if init_params.get("cache_dir") is None and _accepts(cls, "cache_dir") and _is_embedder(cls):
+            init_params["cache_dir"] = str(self.embedding_cache)
 
     # ---- indexing ------------------------------------------------------------------------------------------
     def index(
@@ -367,14 +398,14 @@ class CodeSearch:
             # Progressive: the lexical pipeline writes the chunks, `fill_vectors` their vectors afterwards.
             progressive = retrieval == "hybrid" and self.backend == "embedded"
             lexical_build = retrieval == "lexical" or progressive
-            with writer_stores(index_files.new_build_id()):  # unseen by queries until saved
-                pipeline = self.load_pipeline("indexing_lexical" if lexical_build else "indexing")
+            pipeline = self.load_pipeline(  # its chunks unseen by queries until saved
+                "indexing_lexical" if lexical_build else "indexing", writer=index_files.new_build_id()
+            )
             try:
-                with index_dir_environment(self.index_dir):
-                    output = pipeline.run(
-                        {"root": str(folder), "repo": name},
-                        include_outputs_from={"dictionary_builder", "reader", "planner"},
-                    )
+                output = pipeline.run(
+                    {"root": str(folder), "repo": name},
+                    include_outputs_from={"dictionary_builder", "reader", "planner"},
+                )
                 documents = repositories.count_repository_documents(_writer_store(pipeline), name)
             except Exception as error:
                 first_line = (str(error).splitlines() or [""])[0][:300]
@@ -440,10 +471,9 @@ class CodeSearch:
         query pipeline's model, into this index folder.
         """
         if self._card_embed is None:  # kept: a server's syncs refresh cards without loading the model again
-            cache = os.environ.get(EMBEDDING_CACHE_ENV) or str(self.index_dir / EMBEDDING_CACHE_DIR)
-            self._card_embed = card_embedder(model=self._question_model(), cache_dir=cache)
+            self._card_embed = card_embedder(model=self._question_model(), cache_dir=str(self.embedding_cache))
         embed = self._card_embed
-        dictionary = DictionaryHandle.for_path(self.index_dir / DICTIONARY_FILE).dictionary
+        dictionary = self.code_index.dictionary.dictionary
         return refresh_card_vectors(self.index_dir, dictionary, embed)
 
     def _question_model(self) -> str:
@@ -463,13 +493,14 @@ class CodeSearch:
         spec = (yaml.safe_load(path.read_text(encoding="utf-8")).get("components") or {}).get("embedder")
         if not isinstance(spec, dict) or "type" not in spec:
             raise ValueError(f"{path}: no 'embedder' component to compute the chunk vectors with")
-        embedder: Any = component_from_dict(import_class_by_name(spec["type"]), spec, "embedder")
+        bind_to_index({"components": {"embedder": spec}}, self.index_dir)
+        callbacks = DeserializationCallbacks(component_pre_init=self._bind_component)
+        embedder: Any = component_from_dict(import_class_by_name(spec["type"]), spec, "embedder", callbacks)
         if hasattr(embedder, "progress_bar"):
             embedder.progress_bar = False  # the fill shows one bar over all its rounds
         warm_up = getattr(embedder, "warm_up", None)
         if callable(warm_up):
-            with index_dir_environment(self.index_dir):
-                warm_up()
+            warm_up()
         return embedder
 
     def fill_vectors(
@@ -534,15 +565,15 @@ class CodeSearch:
             remaining = without_repository(dictionary, name)
             retrieval = index_mode.recorded_retrieval(self.index_dir) or "hybrid"
             lexical_build = retrieval == "lexical" or self.backend == "embedded"  # no embedder needed to delete
-            with writer_stores(index_files.new_build_id()):
-                pipeline = self.load_pipeline("indexing_lexical" if lexical_build else "indexing")
+            pipeline = self.load_pipeline(
+                "indexing_lexical" if lexical_build else "indexing", writer=index_files.new_build_id()
+            )
             try:
-                with index_dir_environment(self.index_dir):
-                    plan = pipeline.get_component("planner").run(documents=[], repo=name)
-                    removed = pipeline.get_component("writer").run(
-                        documents=[], removed_files=plan["removed_files"], repo=name
-                    )
-                    pipeline.get_component("persister").run(stats=removed["stats"], dictionary=remaining)
+                plan = pipeline.get_component("planner").run(documents=[], repo=name)
+                removed = pipeline.get_component("writer").run(
+                    documents=[], removed_files=plan["removed_files"], repo=name
+                )
+                pipeline.get_component("persister").run(stats=removed["stats"], dictionary=remaining)
             finally:
                 for _, instance in pipeline.walk():
                     store = getattr(instance, "document_store", None)
@@ -595,8 +626,7 @@ class CodeSearch:
                     pipeline = self.load_pipeline(kind)
                 except DeserializationError as error:  # say what was wrong with the index, not the component
                     raise _index_cause(error) or error from error
-                with index_dir_environment(self.index_dir):
-                    pipeline.warm_up()
+                pipeline.warm_up()
                 self._query = pipeline
             return self._query
 
@@ -685,7 +715,7 @@ class CodeSearch:
         if repo is None and package is None:
             return None, None
         try:
-            dictionary = DictionaryHandle.for_path(self.index_dir / DICTIONARY_FILE).dictionary
+            dictionary = self.code_index.dictionary.dictionary
         except (DictionaryError, OSError):  # no index (yet): asking says so, with how to build it
             repositories.repository_filters(repo, package)
             return repo, package

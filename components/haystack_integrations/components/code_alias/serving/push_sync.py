@@ -61,12 +61,11 @@ from ..indexing.store import (
     restamp_serving,
     serve_documents,
     serving_index,
-    writer_stores,
 )
 from ..indexing.store_cache import prepare_all
 from ..paths import DICTIONARY_FILE
 from ..retrieval.bm25 import save_deferred
-from ..retrieval.search import CodeSearch, index_dir_environment
+from ..retrieval.search import CodeSearch
 
 logger = logging.getLogger(__name__)
 
@@ -108,8 +107,9 @@ class WarmIndexer:
     def _components(self) -> Pipeline:
 
         if self._pipeline is None:
-            with writer_stores(f"warm-{index_files.new_build_id()}"):  # unseen by queries until saved
-                self._pipeline = self.search.load_pipeline("indexing_lexical")
+            self._pipeline = self.search.load_pipeline(  # its chunks unseen by queries until saved
+                "indexing_lexical", writer=f"warm-{index_files.new_build_id()}"
+            )
         return self._pipeline
 
     def fill_vectors(self, *, lock_timeout: float | None = None) -> dict[str, Any] | None:
@@ -136,8 +136,7 @@ class WarmIndexer:
                 return self.search.fill_vectors(lock_timeout=lock_timeout, embedder=self._embedder)
             if not pending:
                 return {"embedded": 0, "seconds": round(time.perf_counter() - started, 3)}
-            with index_dir_environment(self.index_dir):
-                out = self._embedder.run(documents=pending)["documents"]
+            out = self._embedder.run(documents=pending)["documents"]
             vectors = {d.id: list(v.embedding) for d, v in zip(pending, out, strict=True) if v.embedding is not None}
             try:
                 with index_files.index_lock(self.index_dir, timeout=lock_timeout):
@@ -257,8 +256,7 @@ class WarmIndexer:
             if paths is not None and any(_changes_the_walk(path) for path in paths):
                 paths = None  # which files belong may have changed anywhere: compare the whole tree
             try:
-                with index_dir_environment(self.index_dir):  # components that name no folder use this one
-                    output = self._run(folder, name, None if paths is None else list(paths))
+                output = self._run(folder, name, None if paths is None else list(paths))
             except Exception as error:
                 self.close()  # the writer store may hold half a sync: load the saved build next time
                 first_line = (str(error).splitlines() or [""])[0][:300]

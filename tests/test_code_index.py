@@ -1,0 +1,141 @@
+"""The index as one object (`CodeIndex`): each folder's chunks and dictionary on their own object, reached by
+parameter, never through the environment; two indexes of one process answer side by side and concurrently."""
+
+from __future__ import annotations
+
+import gc
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+import yaml
+from haystack import Document, Pipeline
+
+from haystack_integrations.components.code_alias.indexing.code_index import CodeIndex
+from haystack_integrations.components.code_alias.indexing.store import CodeIndexDocumentStore, serve_documents
+from haystack_integrations.components.code_alias.paths import INDEX_DIR_ENV
+from haystack_integrations.components.code_alias.retrieval.search import CodeSearch, bind_to_index, pipeline_file
+
+from .conftest import ACME_REPO, FIXTURES
+
+JSTS_REPO = FIXTURES / "jsts_repo"
+ACME_QUESTION = "where do we retry failed stripe calls?"
+JSTS_QUESTION = "where is the teleport hydrated?"
+
+
+def _files(search: CodeSearch, question: str) -> list[str]:
+    return [f["file_path"] for f in search.ask(question, top_k=5).files]
+
+
+@pytest.fixture(scope="module")
+def two_indexes(tmp_path_factory: pytest.TempPathFactory) -> tuple[CodeSearch, CodeSearch]:
+    acme = CodeSearch(tmp_path_factory.mktemp("acme") / "idx", lexical=True)
+    acme.index(ACME_REPO)
+    jsts = CodeSearch(tmp_path_factory.mktemp("jsts") / "idx", lexical=True)
+    jsts.index(JSTS_REPO)
+    return acme, jsts
+
+
+def test_two_searches_in_one_process_answer_each_from_its_own_index(
+    two_indexes: tuple[CodeSearch, CodeSearch],
+) -> None:
+    acme, jsts = two_indexes
+    assert acme.code_index is not jsts.code_index
+    acme_files, jsts_files = _files(acme, ACME_QUESTION), _files(jsts, JSTS_QUESTION)
+    assert acme_files[0] == "packages/payments-core/src/retry.ts"
+    assert jsts_files[0] == "packages/runtime-core/src/components/Teleport.ts"
+    assert all((ACME_REPO / path).is_file() for path in acme_files)
+    assert all((JSTS_REPO / path).is_file() for path in jsts_files)
+    # each asked the other's question still answers from its own files only
+    assert all((ACME_REPO / path).is_file() for path in _files(acme, JSTS_QUESTION))
+    assert all((JSTS_REPO / path).is_file() for path in _files(jsts, ACME_QUESTION))
+
+
+def test_two_searches_answer_concurrently_from_threads_as_they_do_alone(
+    two_indexes: tuple[CodeSearch, CodeSearch],
+) -> None:
+    acme, jsts = two_indexes
+    expected = {"acme": _files(acme, ACME_QUESTION), "jsts": _files(jsts, JSTS_QUESTION)}
+    acme.close()  # both load again, at the same time, in threads
+    jsts.close()
+    start = threading.Barrier(8)
+
+    def ask(which: str) -> tuple[str, list[str]]:
+        start.wait()
+        search, question = (acme, ACME_QUESTION) if which == "acme" else (jsts, JSTS_QUESTION)
+        return which, _files(search, question)
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        answers = list(pool.map(ask, ["acme", "jsts"] * 4 + ["jsts", "acme"] * 8))
+    assert len(answers) == 24
+    for which, files in answers:
+        assert files == expected[which], which
+
+
+def test_nothing_reaches_the_pipelines_through_the_environment(
+    two_indexes: tuple[CodeSearch, CodeSearch], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    acme, _ = two_indexes
+    monkeypatch.setenv(INDEX_DIR_ENV, str(tmp_path / "elsewhere"))  # what a stray environment would point at
+    before = dict(os.environ)
+    pipeline = acme.load_pipeline("query_lexical")
+    stores = {
+        id(store): store
+        for _, instance in pipeline.walk()
+        if isinstance(store := getattr(instance, "document_store", None), CodeIndexDocumentStore)
+    }
+    assert stores and all(store.code_index is acme.code_index for store in stores.values())
+    assert pipeline.get_component("rewriter").index_dir == str(acme.index_dir)
+    assert _files(acme, ACME_QUESTION)[0] == "packages/payments-core/src/retry.ts"
+    assert dict(os.environ) == before  # loading and asking wrote nothing to the environment
+    assert not (tmp_path / "elsewhere").exists()
+
+
+def test_a_pipeline_loaded_with_plain_pipeline_load_opens_the_folder_from_its_path(
+    two_indexes: tuple[CodeSearch, CodeSearch], tmp_path: Path
+) -> None:
+    acme, _ = two_indexes
+    data = yaml.safe_load(pipeline_file("embedded", "query_lexical").read_text(encoding="utf-8"))
+    text = yaml.safe_dump(bind_to_index(data, acme.index_dir))  # the YAML a user writes: the path, nothing live
+    assert str(acme.index_dir) in text
+    pipeline = Pipeline.loads(text)
+    inputs = {name: {"question": ACME_QUESTION} for name, sockets in pipeline.inputs().items() if "question" in sockets}
+    files = pipeline.run(inputs)["ranker"]["files"]
+    assert files[0]["file_path"] == "packages/payments-core/src/retry.ts"
+    store = pipeline.get_component("bm25_retriever").document_store
+    assert store.code_index is CodeIndex.open(acme.index_dir)  # the same folder: the same live object
+
+
+def test_a_writers_copy_stays_private_until_it_is_handed_over(tmp_path: Path) -> None:
+    served = CodeIndexDocumentStore(index_dir=str(tmp_path))
+    served.write_documents([Document(id="a", content="def charge(): pass")])
+    served.persist()
+    writer = CodeIndexDocumentStore(index_dir=str(tmp_path), writer="run-1")
+    assert writer.code_index is served.code_index and writer.storage is not served.storage
+    assert writer.count_documents() == 1  # loaded from disk
+    writer.write_documents([Document(id="b", content="def refund(): pass")])
+    assert served.count_documents() == 1  # not seen by queries before the save
+    assert not serve_documents(writer)  # unsaved changes are never handed over
+    writer.persist()
+    generation = served.generation
+    assert serve_documents(writer)
+    assert served.count_documents() == 2 and served.generation != generation
+    writer.discard()
+    assert served.code_index.writers() == []
+    assert served.count_documents() == 2
+
+
+def test_an_index_nobody_holds_is_let_go(tmp_path: Path) -> None:
+    store = CodeIndexDocumentStore(index_dir=str(tmp_path))
+    store.write_documents([Document(id="a", content="x = 1")])
+    index = store.code_index
+    assert CodeIndex.opened(tmp_path) is index
+    first = index.served.generation
+    del store, index
+    gc.collect()
+    assert CodeIndex.opened(tmp_path) is None
+    again = CodeIndexDocumentStore(index_dir=str(tmp_path))
+    assert again.count_documents() == 0  # nothing was saved; the unsaved chunk went with its object
+    assert again.generation != first  # a new object's values are never mistaken for the old one's
