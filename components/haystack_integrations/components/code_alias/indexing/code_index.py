@@ -130,8 +130,9 @@ class CodeIndex:
         self.served = self._new_set(f"code-alias:{self.folder}")
         self._writers: dict[str, DocumentSet] = {}
         self.dictionary = DictionaryHandle.for_path(self.folder / DICTIONARY_FILE)
-        # What the caches derived from this folder's chunks hold goes with the object.
-        weakref.finalize(self, forget_store, self.served.name)
+        # No finalizer forgets the derived caches (BM25 index, matrices) when this object goes: it could run inside
+        # a cache's own locked section. They are keyed by name and checked against the documents' fingerprint, so
+        # a folder opened again reuses what still matches; `CodeSearch.close` frees them.
 
     @classmethod
     def open(cls, folder: str | Path) -> CodeIndex:
