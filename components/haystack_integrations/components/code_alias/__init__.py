@@ -33,7 +33,9 @@ _EXPORTS = {
     "CodeEmbeddingRetriever": "retrieval.embedding_retriever",
     "CodeDocumentEmbedder": "retrieval.embedders",
     "CodeTextEmbedder": "retrieval.embedders",
+    "CodeIndex": "indexing.code_index",
     "CodeIndexDocumentStore": "indexing.store",
+    "CodeSearch": "retrieval.search",
     "DocumentStorePersister": "indexing.store",
     "FileRanker": "retrieval.results",
     "RankFusion": "retrieval.fusion",
@@ -52,7 +54,9 @@ __all__ = [
     "CodeDocumentEmbedder",
     "CodeEmbeddingRetriever",
     "CodeFileReader",
+    "CodeIndex",
     "CodeIndexDocumentStore",
+    "CodeSearch",
     "CodeSplitter",
     "CodeTextEmbedder",
     "ConstrainedQueryRewriter",
@@ -71,6 +75,7 @@ if TYPE_CHECKING:
     from .core.hints import HintIndex
     from .core.model import AliasDictionary
     from .errors import CodeAliasError
+    from .indexing.code_index import CodeIndex
     from .indexing.dictionary_builder import AliasDictionaryBuilder
     from .indexing.reader import CodeFileReader
     from .indexing.splitter import CodeSplitter
@@ -82,6 +87,7 @@ if TYPE_CHECKING:
     from .retrieval.embedding_retriever import CodeEmbeddingRetriever
     from .retrieval.fusion import RankFusion
     from .retrieval.results import FileRanker
+    from .retrieval.search import CodeSearch
     from .rewriting.composer import QueryComposer
     from .rewriting.faithfulness import SymbolFaithfulnessFilter
     from .rewriting.rewriter import ConstrainedQueryRewriter

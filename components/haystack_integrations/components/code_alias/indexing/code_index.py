@@ -109,7 +109,7 @@ class CodeIndex:
     ### Usage example
 
     ```python
-    from haystack_integrations.components.code_alias.indexing.code_index import CodeIndex
+    from haystack_integrations.components.code_alias import CodeIndex
 
     index = CodeIndex.open(".code-alias")
     print(len(index.served.storage), index.dictionary.path)   # chunks held, the dictionary's file
