@@ -28,10 +28,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from fit_hint_calibration import _held_out
 
 from haystack_integrations.components.code_alias.core import hints as hints_module
 from haystack_integrations.components.code_alias.core.calibration import HintCalibration
-from haystack_integrations.components.code_alias.core.hints import HintIndex
+from haystack_integrations.components.code_alias.core.hints import HintIndex, combine_confidence
 from haystack_integrations.components.code_alias.core.rewrite import dictionary_rewrite
 from haystack_integrations.components.code_alias.evaluation.bench_searcher import symbol_definitions
 from haystack_integrations.components.code_alias.evaluation.metrics import hint_recall
@@ -88,6 +89,7 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=40, help="hints offered")
     parser.add_argument("--calibration", type=Path, default=None, help="a calibration JSON (default: packaged)")
     parser.add_argument("--vectors", type=Path, default=None, help="question-vector cache (.npz)")
+    parser.add_argument("--held-out", type=float, default=0.0, help="also score the held-out share of the fit")
     parser.add_argument("--out", type=Path, default=None, help="write replayed rows (results.jsonl-like)")
     args = parser.parse_args()
     if args.depth is not None:
@@ -104,9 +106,7 @@ def main() -> None:
     rows = []
     with (args.run / "results.jsonl").open(encoding="utf-8") as handle:
         rows = [r for line in handle if (r := json.loads(line)).get("rewrite") == "dictionary"]
-    vectors = question_vectors(
-        [questions[r["id"]] for r in rows], args.vectors or args.run / "question_vectors.npz"
-    )
+    vectors = question_vectors([questions[r["id"]] for r in rows], args.vectors or args.run / "question_vectors.npz")
     by_corpus: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
         by_corpus[row["corpus"]].append(row)
@@ -135,6 +135,8 @@ def main() -> None:
                 continue
             chosen = [s for s in dictionary_rewrite(question, found).symbols]
             chosen_defs = [d for name in chosen for d in definitions.get(name, [])]
+            if _held_out(row["id"], args.held_out):
+                totals["held-out hint recall"].append(recall)
             totals["hint recall"].append(recall)
             totals["chosen gold"].append(hint_recall(chosen_defs, gold)["sym_hint_recall"])
             totals["chosen"].append(len(chosen))
@@ -147,8 +149,16 @@ def main() -> None:
                     "gold_functions": row.get("gold_functions", []),
                     "chosen": chosen,
                     "metrics": {"sym_hint_recall": recall},
+                    # "confidence": the hand-set noisy-OR of the evidence (what `fit_hint_calibration.py`'s
+                    # `scale` reads), the fitted one beside it
                     "hints": [
-                        {**h.to_dict(), "definitions": definitions.get(h.name, [])[:5]} for h in found
+                        {
+                            **h.to_dict(),
+                            "confidence": round(combine_confidence(h.evidence.values()), 4),
+                            "fitted_confidence": round(h.confidence, 4),
+                            "definitions": definitions.get(h.name, [])[:5],
+                        }
+                        for h in found
                     ],
                 }
                 out.write(json.dumps(record) + "\n")

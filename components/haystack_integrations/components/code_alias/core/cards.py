@@ -79,22 +79,15 @@ def card_text(entries: Sequence[SymbolEntry]) -> str:
 
 
 def _is_card_worthy(entries: Sequence[SymbolEntry]) -> bool:
-    """
-    Dunders and test functions (`test_*`: a question that means one writes its name) get no card. The classes and
-    helpers of test code do (issue 28: 33 of SWE-QA dev's 299 questions ask about a test class or a fixture helper
-    in words); `core.hints` lets them lend semantic evidence only to a question about tests.
-    """
+    """Test-only names and dunders are never what an informal question means; they get no card."""
     name = entries[0].name
-    if name.startswith("__") or len(name) < 2:
+    if name.startswith("__") or name.lower().startswith("test") or len(name) < 2:
         return False
-    if not name.lower().startswith("test"):
-        return True
-    # `test_parse`, `testSomething`: a test function; `TestRoundtripCDS`: a test class (described, not named).
-    return any(entry.kind == "class" for entry in entries)
+    return not all(is_test_file(entry.file_path) for entry in entries)
 
 
 def dictionary_cards(dictionary: AliasDictionary) -> list[Card]:
-    """One card per symbol name of the dictionary (dunders and test functions left out), in a stable order."""
+    """One card per symbol name of the dictionary (test-only names and dunders left out), in a stable order."""
     by_name: dict[str, list[SymbolEntry]] = {}
     for entry in dictionary.symbols:
         by_name.setdefault(entry.name, []).append(entry)

@@ -59,16 +59,6 @@ SEMANTIC_WEIGHT = 8.0
 SEMANTIC_DEPTH = 20
 #: Cards less similar than this lend nothing (MiniLM gives unrelated short texts ~0.1-0.2).
 SEMANTIC_MIN_SIMILARITY = 0.25
-#: Where the index has cards and the calibration a combined model, the hint places are filled by fitted confidence
-#: (P(gold) on the noisy-OR scale) from the `SEMANTIC_POOL_FACTOR` x `limit` best scores and the nearest cards,
-#: instead of the best scores with places reserved for the nearest cards.
-FITTED_FILL = False
-SEMANTIC_POOL_FACTOR = 2
-#: Cards of test-only names (test classes, helpers: `core.cards`) lend semantic evidence only to a question that
-#: asks about tests (`asks_about_tests`).
-TEST_CARDS_GATED = True
-#: Words that make a question one about tests.
-TEST_WORDS = frozenset({"test", "tests", "testing", "tested", "testcase"})
 
 EvidenceKind = Literal[
     "exact",
@@ -512,7 +502,6 @@ class HintIndex:
             [PACKAGE_WORD_WEIGHT if t.kind == "package" else NAME_WORD_WEIGHT for t in self.targets]
         )
         self._card_targets: tuple[SymbolCards, np.ndarray] | None = None
-        self._test_only = np.asarray([t.in_tests for t in self.targets], dtype=bool)
         self._name_vocabulary = sorted(self._by_exact)
         self._word_vocabulary = sorted(set(self._by_name_word) | set(self._by_doc_word))
 
@@ -579,9 +568,6 @@ class HintIndex:
         )
         if card_scores is not None and calibration is None:
             calibration = self.calibration
-        if card_scores is not None and TEST_CARDS_GATED and not asks_about_tests(question):
-            # Test classes and helpers have cards for the questions about tests; for the others they are noise.
-            card_scores = np.where(self._test_only, np.float32(np.nan), card_scores)
         # Sparse evidence (exact, fuzzy, nickname, retrieved) is rare and kept in dicts; word evidence touches
         # many targets and is summed in arrays.
         sparse: dict[int, float] = defaultdict(float)
@@ -676,25 +662,16 @@ class HintIndex:
         for index, amount in sparse.items():
             total[index] += amount
 
-        fitted_fill = (
-            FITTED_FILL and card_scores is not None and calibration is not None and calibration.combined is not None
-        )
-        # With cards and a fitted model, more candidates than places are weighed, and the places go to the likeliest
-        # gold ones (below); else the `limit` best scores, the nearest cards keeping places of their own.
-        pool = limit * SEMANTIC_POOL_FACTOR if fitted_fill else limit
         candidates = np.flatnonzero(total > 0)
-        if len(candidates) > pool:
-            # Everything tied with the pool-th score stays in, so the final order is deterministic.
-            kth = np.partition(total[candidates], len(candidates) - pool)[len(candidates) - pool]
+        if len(candidates) > limit:
+            # Everything tied with the limit-th score stays in, so the final order is deterministic.
+            kth = np.partition(total[candidates], len(candidates) - limit)[len(candidates) - limit]
             candidates = candidates[total[candidates] >= kth]
         ranked = sorted(
             candidates.tolist(),
             key=lambda i: (-total[i], not self.targets[i].exported, self.targets[i].name),
-        )[:pool]
-        if semantic and fitted_fill:
-            chosen = set(ranked)
-            ranked += [i for i in semantic if i not in chosen]
-        elif semantic:
+        )[:limit]
+        if semantic:
             # The nearest cards keep their places: they are the candidates word overlap cannot produce.
             chosen, near = set(ranked), set(semantic)
             missing = [i for i in semantic if i not in chosen][:limit]
@@ -742,11 +719,6 @@ class HintIndex:
             hint.semantic_score = semantic_credit.get(index, 0.0)
             hint.similarity = card_similarity
             hints.append(hint)
-        if fitted_fill:
-            # The likeliest `limit` by fitted confidence (ties: the higher score), then in score order as always.
-            places = sorted(range(len(hints)), key=lambda k: (-hints[k].confidence, -total[ranked[k]], k))[:limit]
-            places.sort(key=lambda k: (-total[ranked[k]], not self.targets[ranked[k]].exported, hints[k].name))
-            hints = [hints[k] for k in places]
         return hints
 
     def _retrieved_targets(self, names: Iterable[str]) -> list[int]:
@@ -858,11 +830,6 @@ class HintIndex:
 
 #: Evidence kinds of a hint that only shares words with the question.
 _WORD_ONLY = frozenset({"words", "doc", "abbreviation", "all-words", "described"})
-
-
-def asks_about_tests(question: str) -> bool:
-    """Whether the question is about tests: one of `TEST_WORDS` among its words (`test_min` counts)."""
-    return any(word in TEST_WORDS for word in text_words(question, drop_stop_words=False))
 
 
 def _nearest_targets(similarity: np.ndarray, depth: int, minimum: float) -> list[int]:
