@@ -10,8 +10,7 @@ first-pass names back as `retrieved`, and scores the lookup the way the harness 
   rewrite's symbol hit, without retrieval);
 - ``chosen``: symbols per rewrite.
 
-It changes no code: lookup constants are set on the module for the replay only (``--depth``, ``--min-similarity``,
-``--retrieved-depth``; ``--retrieved-from none`` reads the first pass's names from the run's no-rewrite rows)
+It changes no code: lookup constants are set on the module for the replay only (``--depth``, ``--min-similarity``)
 and ``--calibration`` reads another fit. A full `bench run` stays the measurement; this is for choosing what to
 measure. Load: one MiniLM call per question (first time), then about a second per corpus.
 
@@ -52,12 +51,13 @@ def recorded_retrieved(hints: list[dict[str, Any]]) -> list[str]:
             match = _RETRIEVED.match(str(reason))
             if match:
                 ranked.append((int(match.group(1)), str(hint["name"])))
-    if not ranked:  # older records keep no reasons: the evidence value gives the order (it decays with rank)
-        ranked = [
-            (round((1.0 - float(h["evidence"]["retrieved"]) / 0.45) * 10) + 1, str(h["name"]))
+    if not ranked:  # the harness keeps no reasons: the evidence value gives the order (it decays with rank)
+        by_value = [
+            (-float(h["evidence"]["retrieved"]), str(h["name"]))
             for h in hints
             if "retrieved" in (h.get("evidence") or {})
         ]
+        return [name for _, name in sorted(by_value)]
     return [name for _, name in sorted(ranked)]
 
 
@@ -88,13 +88,6 @@ def main() -> None:
     parser.add_argument("--depth", type=int, default=None, help="SEMANTIC_DEPTH for the replay")
     parser.add_argument("--min-similarity", type=float, default=None, help="SEMANTIC_MIN_SIMILARITY")
     parser.add_argument("--limit", type=int, default=40, help="hints offered")
-    parser.add_argument("--retrieved-depth", type=int, default=None, help="RETRIEVED_DEPTH for the replay")
-    parser.add_argument(
-        "--retrieved-from",
-        choices=["hints", "none"],
-        default="hints",
-        help="the first pass's names: from the recorded hints (10 at most) or the no-rewrite row's ranked functions",
-    )
     parser.add_argument("--calibration", type=Path, default=None, help="a calibration JSON (default: packaged)")
     parser.add_argument("--vectors", type=Path, default=None, help="question-vector cache (.npz)")
     parser.add_argument("--held-out", type=float, default=0.0, help="also score the held-out share of the fit")
@@ -104,8 +97,6 @@ def main() -> None:
         hints_module.SEMANTIC_DEPTH = args.depth
     if args.min_similarity is not None:
         hints_module.SEMANTIC_MIN_SIMILARITY = args.min_similarity
-    if args.retrieved_depth is not None:
-        hints_module.RETRIEVED_DEPTH = args.retrieved_depth
     calibration = HintCalibration.load(args.calibration) if args.calibration else HintCalibration.load()
 
     questions = {}
@@ -113,12 +104,9 @@ def main() -> None:
         for line in handle:
             item = json.loads(line)
             questions[item["id"]] = item["question"]
+    rows = []
     with (args.run / "results.jsonl").open(encoding="utf-8") as handle:
-        every = [json.loads(line) for line in handle]
-    rows = [r for r in every if r.get("rewrite") == "dictionary"]
-    first_pass = {
-        r["id"]: [str(name) for _, name in r.get("functions", [])] for r in every if r.get("rewrite") == "none"
-    }
+        rows = [r for line in handle if (r := json.loads(line)).get("rewrite") == "dictionary"]
     vectors = question_vectors([questions[r["id"]] for r in rows], args.vectors or args.run / "question_vectors.npz")
     by_corpus: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
@@ -136,11 +124,7 @@ def main() -> None:
             found = index.lookup(
                 question,
                 limit=args.limit,
-                retrieved=(
-                    first_pass.get(row["id"], [])
-                    if args.retrieved_from == "none"
-                    else recorded_retrieved(row.get("hints") or [])
-                ),
+                retrieved=recorded_retrieved(row.get("hints") or []),
                 question_vector=vectors[question],
                 cards=cards,
                 calibration=calibration,

@@ -96,7 +96,7 @@ ALL_WORDS_TWO_CONFIDENCE = 0.3
 #: pass also found take the first place (BENCHMARKS.md 6).
 DESCRIBED_MAX_WORDS = 40
 #: How many of the first pass's chunks lend "retrieved" evidence.
-RETRIEVED_DEPTH = 20
+RETRIEVED_DEPTH = 10
 
 
 class SymbolEvidence(Mapping[str, tuple[float, tuple[str, ...]]]):
