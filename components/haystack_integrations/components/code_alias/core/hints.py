@@ -56,7 +56,7 @@ SEMANTIC_WEIGHT = 8.0
 #: How many of the nearest cards lend "semantic" evidence; they always get a place among the hints (issue 28:
 #: the 40 word-overlap hints plus the 20 nearest cards held a gold symbol for 85.7 % of informal questions,
 #: either alone for 77-78 %).
-SEMANTIC_DEPTH = 25
+SEMANTIC_DEPTH = 20
 #: Cards less similar than this lend nothing (MiniLM gives unrelated short texts ~0.1-0.2).
 SEMANTIC_MIN_SIMILARITY = 0.25
 
