@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import hashlib
 import json
 import math
 from pathlib import Path
@@ -108,24 +109,46 @@ def auc(scores: list[float], labels: list[int]) -> float:
     return (rank_sum - len(positives) * (len(positives) + 1) / 2) / (len(positives) * len(negatives))
 
 
+def _held_out(question_id: str, share: float) -> bool:
+    """Whether a question is in the held-out share (a stable hash of its id, the same split on every run)."""
+    if share <= 0:
+        return False
+    digest = int(hashlib.sha1(question_id.encode("utf-8")).hexdigest()[:8], 16)
+    return digest / 0xFFFFFFFF < share
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", nargs="+", type=Path, help="benchmark run folders (results.jsonl inside)")
     parser.add_argument("--write", action="store_true", help=f"store the fitted models in {CALIBRATION_FILE}")
     parser.add_argument("--l2", type=float, default=1.0)
+    parser.add_argument(
+        "--held-out",
+        type=float,
+        default=0.0,
+        help="share of the questions (by a hash of their id) left out of the fit and scored apart",
+    )
+    parser.add_argument("--output", type=Path, default=CALIBRATION_FILE, help="where --write stores the fit")
     args = parser.parse_args()
     rows = []
     for run in args.runs:
         with (run / "results.jsonl").open(encoding="utf-8") as handle:
             rows += [r for line in handle if (r := json.loads(line)).get("rewrite") == "dictionary"]
+    held_out = [r for r in rows if _held_out(str(r.get("id", "")), args.held_out)]
+    rows = [r for r in rows if not _held_out(str(r.get("id", "")), args.held_out)]
     data = examples(rows)
+    unseen = examples(held_out) if held_out else None
     fitted = {}
     for name in ("semantic", "words", "scale", "combined"):
         features, labels = data[name]
         model = fit_logistic(features, labels, l2=args.l2)
         scores = [model(**f) for f in features]
         fitted[name] = model
-        print(f"{name}: n {len(labels)}, gold {sum(labels)}, AUC {auc(scores, labels):.3f}, model {model.to_dict()}")
+        line = f"{name}: n {len(labels)}, gold {sum(labels)}, AUC {auc(scores, labels):.3f}"
+        if unseen is not None and unseen[name][0]:
+            other, other_labels = unseen[name]
+            line += f"; held out ({len(held_out)} questions) AUC {auc([model(**f) for f in other], other_labels):.3f}"
+        print(f"{line}, model {model.to_dict()}")
     features, labels = data["every"]
     noisy = [f["noisy_or"] for f in features]
     plain = [{k: v for k, v in f.items() if k != "noisy_or"} for f in features]
@@ -150,11 +173,13 @@ def main() -> None:
             combined=fitted["combined"],
             source=(
                 f"benchmarks/fit_hint_calibration.py {' '.join(str(r) for r in args.runs)} --l2 {args.l2} --write "
-                f"({len(rows)} dictionary rows, {datetime.date.today().isoformat()})"
+                f"({len(rows)} dictionary rows"
+                + (f", {len(held_out)} held out" if held_out else "")
+                + f", {datetime.date.today().isoformat()})"
             ),
         )
-        CALIBRATION_FILE.write_text(json.dumps(calibration.to_dict(), indent=2) + "\n", encoding="utf-8")
-        print(f"wrote {CALIBRATION_FILE}")
+        args.output.write_text(json.dumps(calibration.to_dict(), indent=2) + "\n", encoding="utf-8")
+        print(f"wrote {args.output}")
 
 
 if __name__ == "__main__":
