@@ -224,7 +224,7 @@ def _environment_writes(tree: ast.AST) -> list[int]:
 
 
 def test_the_environment_writes_finder_finds_each_form() -> None:
-    source = "import os\nos.environ['A'] = '1'\nos.environ.update(B='2')\nos.putenv('C', '3')\nx = os.environ.get('D')\n"
+    source = "import os\nos.environ['A'] = '1'\nos.environ.update(B='2')\nos.putenv('C', '3')\nx = os.environ.get('D')"
     assert _environment_writes(ast.parse(source)) == [2, 3, 4]
 
 
