@@ -9,6 +9,9 @@ the symbol cards' vectors do.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -99,3 +102,25 @@ def test_plain_lexical_stays_model_free_and_names_no_symbol(monorepo: Path, tmp_
     answer = search.ask(QUESTION)
     assert "withStripeBackoff" not in answer.rewrite["symbols"]  # what word overlap alone gives (issue 28)
     assert all(h["similarity"] is None for h in answer.rewrite["hints"])
+
+
+@pytest.mark.slow
+def test_ask_lexical_on_an_index_with_cards_loads_no_model(monorepo: Path, tmp_path: Path) -> None:
+    # `ask --lexical` promises "no model": the question embedder of semantic hints stays out too (it cost a hybrid
+    # Django 3.0 index 11 s of imports per cold `ask --lexical`). A fresh process, so nothing is imported already.
+    folder = tmp_path / "index"
+    stats = CodeSearch(folder, lexical=True, semantic_hints=True).index(monorepo)
+    assert stats["cards"]["cards"] == 3
+    script = (
+        "import json, sys\n"
+        "from haystack_integrations.components.code_alias import cli\n"
+        f"argv = ['ask', {QUESTION!r}, '--index-dir', {str(folder)!r}, '--lexical', '--no-daemon', '--json']\n"
+        "code = cli.main(argv)\n"
+        "print(json.dumps({'code': code, 'model': 'sentence_transformers' in sys.modules}))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    answer, status = done.stdout.strip().splitlines()[:-1], json.loads(done.stdout.strip().splitlines()[-1])
+    assert status == {"code": 0, "model": False}
+    assert "withStripeBackoff" in "\n".join(answer)  # answered (lexically) all the same

@@ -468,6 +468,8 @@ def _ask_here(args: argparse.Namespace, *, llm: bool) -> dict[str, Any]:
         backend=args.backend,
         llm=llm,
         lexical=True if args.lexical else None,
+        # `--lexical` promises no model: not even the question embedder of semantic hints (a hybrid index has them).
+        semantic_hints=False if args.lexical else None,
         chat_generator=chat_generator,
         rewriter_params=rewriter_params,
     )
