@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 from haystack import Pipeline
 
-from ..retrieval.search import CodeSearch, bind_to_index, pipeline_file
+from ..retrieval.search import CodeSearch, pipeline_file
 from ..rewriting.faithfulness import check_rewrite
 from ..rewriting.rewriter import ConstrainedQueryRewriter
 
@@ -96,7 +96,7 @@ class VariantSearch(CodeSearch):
         params.update(self.rewriter_params or {})
         params["chat_generator"] = self.chat_generator
         variant_pipeline_dict(data, lexical=kind == "query_lexical", free=self.free)
-        return Pipeline.from_dict(bind_to_index(data, self.index_dir))
+        return self.pipeline_from_dict(data)  # bound like every pipeline of this folder (store, vector cache)
 
     def invented_names(self, rewrite: dict[str, Any], question: str) -> dict[str, int]:
         """

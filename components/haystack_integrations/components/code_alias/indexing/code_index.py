@@ -80,25 +80,26 @@ class DocumentSet:
         self.changes += 1
         return self.generation
 
-    def replace(self, storage: dict[str, Document]) -> None:
-        """Take `storage` as the chunks, in one step; statistics and saved lines no longer describe them."""
+    def set_chunks(self, storage: dict[str, Document], *, stats_pending: bool) -> None:
+        """Take `storage` as the chunks, in one step, with Haystack's BM25 statistics to compute again."""
         self.storage = storage
         self.bm25_stats, self.average_length, self.vocabulary = {}, 0.0, Counter()
-        self.stats_pending = True
+        self.stats_pending = stats_pending
+        self.changed()
+
+    def replace(self, storage: dict[str, Document]) -> None:
+        """Take `storage` as the chunks, in one step; statistics and saved lines no longer describe them."""
         self.lines = None
         self.on_disk = None
-        self.changed()
+        self.set_chunks(storage, stats_pending=True)
 
     def clear(self) -> None:
         """Forget the chunks and what was known about them (the saved file stays)."""
-        self.storage = {}
-        self.bm25_stats, self.average_length, self.vocabulary = {}, 0.0, Counter()
-        self.stats_pending = False
         self.loaded = None
         self.saved_generation = None
         self.lines = None
         self.on_disk = None
-        self.changed()
+        self.set_chunks({}, stats_pending=False)
 
 
 class CodeIndex:
@@ -127,12 +128,17 @@ class CodeIndex:
     def __init__(self, folder: Path) -> None:
         self.folder = folder.resolve()
         self.lock = threading.RLock()
-        self.served = self._new_set(f"code-alias:{self.folder}")
+        self.served = self._new_set(self.served_name(self.folder))
         self._writers: dict[str, DocumentSet] = {}
         self.dictionary = DictionaryHandle.for_path(self.folder / DICTIONARY_FILE)
         # No finalizer forgets the derived caches (BM25 index, matrices) when this object goes: it could run inside
         # a cache's own locked section. They are keyed by name and checked against the documents' fingerprint, so
         # a folder opened again reuses what still matches; `CodeSearch.close` frees them.
+
+    @staticmethod
+    def served_name(folder: Path) -> str:
+        """The store name of a folder's served chunks (`store.index`), under which derived values are cached."""
+        return f"code-alias:{folder.resolve()}"
 
     @classmethod
     def open(cls, folder: str | Path) -> CodeIndex:

@@ -85,8 +85,6 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
         self._folder = resolve_index_dir(index_dir)
         self.code_index = CodeIndex.open(self._folder)
         self._documents: DocumentSet = self.code_index.documents(writer)
-        # A writer's store keeps each chunk's saved line from the load on, so its first save is a delta already.
-        self._writer = writer is not None
         super().__init__(
             index=self._documents.name,
             shared=False,  # the chunks live on the folder's `CodeIndex` (the properties below), not in Haystack's
@@ -152,7 +150,8 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
             stamp, artifact = stamped
             if documents.loaded == stamp:
                 return
-            lines: dict[str, tuple[Document, str]] | None = {} if self._writer else None
+            # A writer's store keeps each chunk's saved line from the load on, so its first save is a delta already.
+            lines: dict[str, tuple[Document, str]] | None = {} if self.writer is not None else None
             loaded = index_delta.load_documents(self._folder, artifact, lines) if artifact is not None else []
             self._swap_in(loaded)
             if lines is not None and artifact is not None and len(lines) == len(loaded):
@@ -218,12 +217,8 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
 
     def delete_all_documents(self) -> None:
         """Delete every chunk (in memory; the saved file changes on `persist`)."""
-        documents = self._documents
         with self.code_index.lock:
-            documents.storage = {}
-            documents.bm25_stats, documents.average_length, documents.vocabulary = {}, 0.0, Counter()
-            documents.stats_pending = False
-            documents.changed()
+            self._documents.set_chunks({}, stats_pending=False)
 
     def delete_by_filter(self, filters: dict[str, Any]) -> int:
         """Delete the chunks that match `filters`."""
@@ -408,7 +403,7 @@ def _current_stamp(folder: Path) -> tuple[tuple[str, int], Artifact | None] | No
 
 def serving_index(folder: Path) -> str:
     """The store name of the chunks that queries of this process read for the index `folder`."""
-    return CodeIndex.open(folder).served.name
+    return CodeIndex.served_name(folder)
 
 
 def serve_documents(store: CodeIndexDocumentStore, prepared: Prepared | None = None) -> bool:

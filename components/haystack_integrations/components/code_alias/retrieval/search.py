@@ -338,8 +338,15 @@ class CodeSearch:
             params.update(self.rewriter_params or {})
             if self.chat_generator:
                 params["chat_generator"] = self.chat_generator
-        bind_to_index(data, self.index_dir, writer=writer)
-        return Pipeline.from_dict(data, callbacks=DeserializationCallbacks(component_pre_init=self._bind_component))
+        return self.pipeline_from_dict(data, writer=writer)
+
+    def pipeline_from_dict(self, data: dict[str, Any], *, writer: str | None = None) -> Pipeline:
+        """A pipeline dict (parsed YAML) loaded on this index folder, as `load_pipeline` loads its files."""
+        return Pipeline.from_dict(bind_to_index(data, self.index_dir, writer=writer), callbacks=self._callbacks)
+
+    @property
+    def _callbacks(self) -> DeserializationCallbacks:
+        return DeserializationCallbacks(component_pre_init=self._bind_component)
 
     def _bind_component(self, name: str, cls: type, init_params: dict[str, Any]) -> None:
         """`bind_to_index` for parameters a YAML leaves out: a component built here sees this folder and cache."""
@@ -494,8 +501,7 @@ class CodeSearch:
         if not isinstance(spec, dict) or "type" not in spec:
             raise ValueError(f"{path}: no 'embedder' component to compute the chunk vectors with")
         bind_to_index({"components": {"embedder": spec}}, self.index_dir)
-        callbacks = DeserializationCallbacks(component_pre_init=self._bind_component)
-        embedder: Any = component_from_dict(import_class_by_name(spec["type"]), spec, "embedder", callbacks)
+        embedder: Any = component_from_dict(import_class_by_name(spec["type"]), spec, "embedder", self._callbacks)
         if hasattr(embedder, "progress_bar"):
             embedder.progress_bar = False  # the fill shows one bar over all its rounds
         warm_up = getattr(embedder, "warm_up", None)
