@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from haystack_integrations.components.code_alias.core import cards as cards_module
-from haystack_integrations.components.code_alias.core.cards import _is_card_worthy, _words
+from haystack_integrations.components.code_alias.core.cards import _is_card_worthy, _words, card_doc_words
 from haystack_integrations.components.code_alias.core.identifiers import text_words
 from haystack_integrations.components.code_alias.core.model import SymbolEntry
 from haystack_integrations.components.code_alias.core.testfiles import is_test_file
@@ -29,17 +29,6 @@ from haystack_integrations.components.code_alias.evaluation.metrics import _func
 from haystack_integrations.components.code_alias.indexing.card_vectors import card_embedder
 from haystack_integrations.components.code_alias.indexing.dictionary_handle import DictionaryHandle
 from haystack_integrations.components.code_alias.paths import DICTIONARY_FILE
-
-
-def _doc(entries: Sequence[SymbolEntry], count: int) -> list[str]:
-    doc: list[str] = []
-    for entry in entries:
-        for word in entry.doc_words:
-            if word not in doc:
-                doc.append(word)
-        if len(doc) >= count:
-            break
-    return doc[:count]
 
 
 def _text(kind: str, words: list[str], package: str | None, doc: list[str]) -> str:
@@ -60,11 +49,11 @@ def _local_words(entry: SymbolEntry) -> list[str]:
 
 VARIANTS: dict[str, Callable[[Sequence[SymbolEntry]], str]] = {
     "current": cards_module.card_text,
-    "no_module": lambda e: _text(e[0].kind, _local_words(e[0]), e[0].package, _doc(e, 24)),
-    "doc12": lambda e: _text(e[0].kind, _words(e[0].qualified_name), e[0].package, _doc(e, 12)),
-    "doc40": lambda e: _text(e[0].kind, _words(e[0].qualified_name), e[0].package, _doc(e, 40)),
+    "no_module": lambda e: _text(e[0].kind, _local_words(e[0]), e[0].package, card_doc_words(e, 24)),
+    "doc12": lambda e: _text(e[0].kind, _words(e[0].qualified_name), e[0].package, card_doc_words(e, 12)),
+    "doc40": lambda e: _text(e[0].kind, _words(e[0].qualified_name), e[0].package, card_doc_words(e, 40)),
     "name_first": lambda e: (
-        f"{e[0].kind} {' '.join(_local_words(e[0]))}: {' '.join(_doc(e, 24))} "
+        f"{e[0].kind} {' '.join(_local_words(e[0]))}: {' '.join(card_doc_words(e, 24))} "
         f"(in {' '.join(_words(e[0].qualified_name.rsplit('.', 1)[0]))})"
     ),
 }

@@ -56,6 +56,18 @@ def _words(qualified_name: str) -> list[str]:
     return words
 
 
+def card_doc_words(entries: Sequence[SymbolEntry], count: int = CARD_DOC_WORDS) -> list[str]:
+    """The first `count` distinct doc words of a name's definitions, in order (the first definition's first)."""
+    doc: list[str] = []
+    for entry in entries:
+        for word in entry.doc_words:
+            if word not in doc:
+                doc.append(word)
+        if len(doc) >= count:
+            break
+    return doc[:count]
+
+
 def card_text(entries: Sequence[SymbolEntry]) -> str:
     """
     The card of one name from its definitions (the first is the one shown): kind, qualified-name words, package,
@@ -66,15 +78,9 @@ def card_text(entries: Sequence[SymbolEntry]) -> str:
     text = f"{first.kind}: {' '.join(words)}"
     if first.package:
         text += f" (package {first.package})"
-    doc: list[str] = []
-    for entry in entries:
-        for word in entry.doc_words:
-            if word not in doc:
-                doc.append(word)
-        if len(doc) >= CARD_DOC_WORDS:
-            break
+    doc = card_doc_words(entries)
     if doc:
-        text += ". " + " ".join(doc[:CARD_DOC_WORDS])
+        text += ". " + " ".join(doc)
     return text
 
 
