@@ -314,6 +314,9 @@ def test_repository_names() -> None:
     assert remote_repo_name("https://gitlab.example.com/team/sub/project.git") == "sub/project"
     assert remote_repo_name("https://github.com/psf/requests/") == "psf/requests"
     assert remote_repo_name("not a url") is None
+    assert remote_repo_name("/work/acme/.") == "work/acme"  # what `git clone . DEST` records as origin
+    assert remote_repo_name("/work/acme/./") == "work/acme"
+    assert remote_repo_name("/work/../..") is None  # no name of `.` or `..` parts
     assert check_repo_name("owner/name-1.2") == "owner/name-1.2"
     assert check_repo_name("/acme//payments/") == "acme/payments"
     for bad in ("", "-x", "a b", "x" * 201, "a\nb", "a/../b", "..", "a/.", "/", 7):

@@ -52,12 +52,20 @@ def check_repo_name(name: str) -> str:
 
 
 def remote_repo_name(url: str) -> str | None:
-    """`owner/name` of a git remote URL (`git@github.com:o/n.git`, `https://host/o/n`), or None."""
-    match = _REMOTE.search(url.strip())
+    """
+    `owner/name` of a git remote URL (`git@github.com:o/n.git`, `https://host/o/n`, or the path `git clone .`
+    records, `/work/acme/.`), or None when its last two parts make no repository name (`check_repo_name`).
+    """
+    text = url.strip()
+    while text.endswith(("/", "/.")):  # `git clone .` records the source as `<its path>/.`
+        text = text[: -1 if text.endswith("/") else -2]
+    match = _REMOTE.search(text)
     if match is None:
         return None
-    name = f"{match.group(1)}/{match.group(2)}"
-    return name if REPO_NAME.fullmatch(name) else None
+    try:
+        return check_repo_name(f"{match.group(1)}/{match.group(2)}")
+    except RepositoryNameError:
+        return None
 
 
 def origin_url(folder: str | Path) -> str:
