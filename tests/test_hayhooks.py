@@ -297,6 +297,7 @@ def test_service_checks_arguments_itself(service_module: Any, tmp_path: Path) ->
         (lambda: service.ask("retry", top_k=0), 422, "from 1 to 100"),
         (lambda: service.ask("retry", mode="LLM"), 422, "'dictionary' or 'llm'"),
         (lambda: service.ask("retry", mode="llm"), 400, "needs a chat generator"),
+        (lambda: service.ask("retry", lexical="yes"), 422, "lexical must be true or false"),
         (lambda: service.rewrite("retry", mode=None), 422, "'dictionary' or 'llm'"),
         (lambda: service.autocomplete(3), 422, "must be a string"),
         (lambda: service.autocomplete("with", limit=0), 422, "from 1 to 50"),
@@ -312,6 +313,12 @@ def test_service_checks_arguments_itself(service_module: Any, tmp_path: Path) ->
     status = service.status()
     assert status["ready"] is False and "code-alias index PATH" in status["error"]
     assert status["documents"] is None and status["dictionary"] is None
+    with_llm = service_module.CodeAliasService(
+        service_module.ServiceSettings(index_dir=tmp_path, llm_base_url="http://127.0.0.1:9/v1")
+    )
+    with pytest.raises(HTTPException) as raised:
+        with_llm.ask("retry", mode="llm", lexical=True)
+    assert raised.value.status_code == 400 and "drop mode 'llm' or lexical" in str(raised.value.detail)
 
 
 def test_a_pipeline_that_cannot_load_is_a_503_with_the_reason(service_module: Any, tmp_path: Path) -> None:
@@ -362,6 +369,25 @@ def test_ask_returns_ranked_files_symbols_lines_and_the_rewrite(client: httpx.Cl
     assert nickname.status_code == 200, nickname.text
     assert nickname.json()["result"]["files"][0]["file_path"] == "services/auth/acme_auth/tokens.py"
     assert nickname.json()["result"]["rewrite"]["symbols"][0] == "AccessGate"
+
+
+def test_ask_lexically_on_the_hybrid_index_as_the_asking_process_would(client: httpx.Client, index_dir: Path) -> None:
+    # `code-alias ask --lexical` goes through the warm server too: the server's BM25-only search beside its hybrid
+    # one must answer what `CodeSearch(lexical=True, semantic_hints=False)` answers in the asking process.
+    from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
+
+    body = {"question": RETRY_QUESTION, "top_k": 5}
+    hybrid = run(client, "code_alias_ask", body).json()["result"]
+    lexical_response = run(client, "code_alias_ask", {**body, "lexical": True})
+    assert lexical_response.status_code == 200, lexical_response.text
+    lexical = lexical_response.json()["result"]
+    assert (hybrid["retrieval"], lexical["retrieval"]) == ("hybrid", "lexical")
+    assert any(reason.startswith("embedding") for item in hybrid["symbols"] for reason in item["why"])
+    assert not any(reason.startswith("embedding") for item in lexical["symbols"] for reason in item["why"])
+    here = CodeSearch(index_dir, lexical=True, semantic_hints=False).ask(RETRY_QUESTION, top_k=5)
+    assert [item["file_path"] for item in lexical["files"]] == [item["file_path"] for item in here.files]
+    assert [item["qualified_name"] for item in lexical["symbols"]] == [item["qualified_name"] for item in here.symbols]
+    assert lexical["rewrite"]["symbols"] == list(here.rewrite.get("symbols") or [])
 
 
 def test_rewrite_alone(client: httpx.Client) -> None:
@@ -421,6 +447,7 @@ def test_status(client: httpx.Client, index_dir: Path) -> None:
         ("code_alias_ask", {"question": "retry", "top_k": True}, "valid integer"),
         ("code_alias_ask", {"question": "retry", "mode": "psychic"}, "'dictionary' or 'llm'"),
         ("code_alias_ask", {"question": "retry", "mode": "llm"}, "needs a chat generator"),
+        ("code_alias_ask", {"question": "retry", "lexical": "yes"}, "valid boolean"),
         ("code_alias_rewrite", {"question": "retry", "mode": "llm"}, "CODE_ALIAS_LLM_BASE_URL"),
         ("code_alias_rewrite", {"question": ["retry"]}, "valid string"),
         ("code_alias_autocomplete", {"prefix": ""}, "at least 1 character"),

@@ -155,6 +155,9 @@ def test_cli_asks_the_running_server(
     assert payload["server"] == served.url
     assert payload["files"][0]["file_path"] == "packages/payments-core/src/retry.ts"
     assert [item["rank"] for item in payload["files"]] == list(range(1, len(payload["files"]) + 1))
+    assert cli.main([*argv, "--lexical", "--json"]) == 0  # the server's BM25-only search answers it
+    lexical = json.loads(capsys.readouterr().out)
+    assert lexical["retrieval"] == "lexical" and lexical["files"][0]["file_path"] == payload["files"][0]["file_path"]
     assert cli.main(argv) == 0
     text = capsys.readouterr().out
     assert text.startswith(f"answered by the code-alias server at {served.url}") and "retry.ts" in text
@@ -168,8 +171,8 @@ def test_cli_asks_the_running_server(
     assert "answered 401" in capsys.readouterr().err
     assert cli.main(["ask", "q", "--server", f"http://127.0.0.1:{free_port()}"]) == cli.EXIT_ERROR
     assert "no code-alias server answers at" in capsys.readouterr().err
-    assert cli.main(["ask", "q", "--server", served.url, "--lexical"]) == cli.EXIT_ERROR
-    assert "drop --lexical" in capsys.readouterr().err
+    assert cli.main(["ask", "q", "--server", served.url, "--no-rewrite"]) == cli.EXIT_ERROR
+    assert "drop --no-rewrite" in capsys.readouterr().err
 
 
 # ---- only our routes -----------------------------------------------------------------------------------------------

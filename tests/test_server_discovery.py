@@ -230,8 +230,11 @@ def test_a_proven_server_answers_and_a_wrong_proof_gets_nothing(
         assert [a["path"] for a in _Listener.asked] == [HELLO_PATH, "/code_alias_ask/run"]
         # the announcement said no token is needed: the user's token is not handed out
         assert all(a["authorization"] is None for a in _Listener.asked)
-        # what only this process can do is done here
+        # `--lexical` too goes to the proven server (its BM25-only search); what only this process can do is done here
         assert cli.main(["ask", "retry", "--index-dir", str(index), "--lexical", "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["server"] == url and _LocalSearch.created == 0
+        assert _Listener.asked[-1]["path"] == "/code_alias_ask/run" and _Listener.asked[-1]["lexical"] is True
+        assert cli.main(["ask", "retry", "--index-dir", str(index), "--no-rewrite", "--json"]) == 0
         assert "server" not in json.loads(capsys.readouterr().out) and _LocalSearch.created == 1
         assert cli.main(["ask", "retry", "--index-dir", str(index), "--no-daemon", "--json"]) == 0
         assert "server" not in json.loads(capsys.readouterr().out) and _LocalSearch.created == 2

@@ -94,6 +94,8 @@ def test_one_warm_server_serves_racing_asks_a_reindex_and_exits_when_idle(
     pids = {a["server_pid"] for a in answers}
     assert len(pids) == 1 and _warm_servers(index_dir) == list(pids)  # started once
     assert any(s["qualified_name"].endswith("withStripeBackoff") for s in answers[0]["symbols"])  # type: ignore[attr-defined]
+    lexical = _answer(_ask(warm_env, index_dir, "--lexical"))  # `--lexical` is answered by the same server
+    assert lexical["server_pid"] in pids and lexical["retrieval"] == "lexical"
 
     peer = inspect_announcement(index_dir)
     assert Path(peer.address).stat().st_mode & 0o777 == 0o600

@@ -491,11 +491,12 @@ def _ask_local_server(args: argparse.Namespace, *, llm: bool) -> dict[str, Any] 
     """
     Answer through a server of the same index on this machine: the warm one (started now when there is none, see
     `serving/warm.py`) or a hand-started `code-alias serve`. It answers in milliseconds what this process would need
-    seconds of imports and loading for. None when the question needs this process (`--lexical`, `--no-rewrite`, an
-    LLM, another backend, `--no-daemon`), when no server can be had, or when the one announced does not prove
-    itself (`server_discovery`: nothing but a nonce reaches it, and it is said on stderr).
+    seconds of imports and loading for (`--lexical` too: the server answers it with its BM25-only search). None
+    when the question needs this process (`--no-rewrite`, an LLM, another backend, `--no-daemon`), when no server
+    can be had, or when the one announced does not prove itself (`server_discovery`: nothing but a nonce reaches
+    it, and it is said on stderr).
     """
-    if llm or args.lexical or args.no_rewrite or args.no_daemon or args.backend != "embedded" or args.top_k > 100:
+    if llm or args.no_rewrite or args.no_daemon or args.backend != "embedded" or args.top_k > 100:
         return None
     from .serving.server_discovery import PeerAnswerError, UnsafeLinkError, ask_peer, discover
     from .serving.warm import daemon_allowed, ensure_warm_server
@@ -507,6 +508,8 @@ def _ask_local_server(args: argparse.Namespace, *, llm: bool) -> dict[str, Any] 
         return None
     body: dict[str, Any] = {"question": args.question, "top_k": args.top_k, "mode": "dictionary"}
     body.update({key: getattr(args, key) for key in ("repo", "package") if getattr(args, key, None)})
+    if args.lexical:
+        body["lexical"] = True
     try:
         result = ask_peer(peer, "/code_alias_ask/run", body, timeout=args.server_timeout)
     except UnsafeLinkError as refused:
@@ -529,7 +532,7 @@ def _ask_server(args: argparse.Namespace, *, llm: bool) -> dict[str, Any]:
     """
     from .serving.server_discovery import TOKEN_ENV
 
-    unsupported = [flag for flag, on in (("--no-rewrite", args.no_rewrite), ("--lexical", args.lexical)) if on]
+    unsupported = ["--no-rewrite"] if args.no_rewrite else []
     if args.gguf or args.openai_base_url:
         unsupported.append("--gguf/--openai-base-url")
     if unsupported:
@@ -539,6 +542,8 @@ def _ask_server(args: argparse.Namespace, *, llm: bool) -> dict[str, Any]:
     url = args.server.rstrip("/") + "/code_alias_ask/run"
     body = {"question": args.question, "top_k": args.top_k, "mode": "llm" if llm else "dictionary"}
     body.update({key: getattr(args, key) for key in ("repo", "package") if getattr(args, key, None)})
+    if args.lexical:
+        body["lexical"] = True
     headers = {"content-type": "application/json"}
     token = os.environ.get(TOKEN_ENV)
     if token:

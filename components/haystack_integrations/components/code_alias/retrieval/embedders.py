@@ -17,21 +17,24 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 from haystack import Document, component, default_from_dict, default_to_dict
-from haystack_integrations.components.embedders.sentence_transformers import (
-    SentenceTransformersDocumentEmbedder,
-    SentenceTransformersTextEmbedder,
-)
 
 from .._legacy import with_current_type
 from ..core.batching import MicroBatcher
 from ..core.question_text import clean_question_text
 from ..paths import DEFAULT_MODEL, EMBEDDING_CACHE_DIR, EMBEDDING_CACHE_ENV, resolve_index_dir
 from ..progress import progress_bar, quiet_model_loading
+from .bert_encoder import BertSentenceEncoder, UnsupportedModelError
 from .embedding_text import summary_text
+
+if TYPE_CHECKING:
+    from haystack_integrations.components.embedders.sentence_transformers import (
+        SentenceTransformersDocumentEmbedder,
+        SentenceTransformersTextEmbedder,
+    )
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -42,6 +45,8 @@ _PACKAGED_MODELS = {"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_META_FIELDS = ["file_path", "qualified_name"]
 #: What the model reads for a chunk: the whole code after the meta fields, or `embedding_text.summary_text`.
 TEXT_MODES = ("chunk", "summary")
+#: What computes a question's vector (`CodeTextEmbedder.encoder`).
+QUESTION_ENCODERS = ("auto", "sentence-transformers")
 
 
 def resolve_model(model: str) -> tuple[str, bool]:
@@ -220,6 +225,11 @@ class CodeDocumentEmbedder:
         if self._embedder is not None:
             return
         path, local = resolve_model(self.model)
+        # Imported here: sentence-transformers, transformers and torch take 9-11 s to import on two cores.
+        from haystack_integrations.components.embedders.sentence_transformers import (
+            SentenceTransformersDocumentEmbedder,
+        )
+
         embedder = SentenceTransformersDocumentEmbedder(
             model=path,
             batch_size=self.batch_size,
@@ -342,6 +352,10 @@ class CodeTextEmbedder:
     :param clean_question: Remove issue-template noise from the text before embedding it. Off by default: on
         the JS/TS bug reports it moved hybrid file Acc@5 28.6 -> 35.7 but embedding-only 28.6 -> 25.0 (n 28), and
         its effect on Python's hybrid figures is not measured yet (BENCHMARKS.md 8).
+    :param encoder: `"auto"`: a local BERT sentence-transformers model (the packaged MiniLM) is computed by
+        `bert_encoder.BertSentenceEncoder` in numpy, the same vectors without importing sentence-transformers and
+        torch (9-11 s of a cold start on two cores); any other model, and `"sentence-transformers"`, go through
+        Haystack's `SentenceTransformersTextEmbedder`.
     """
 
     def __init__(
@@ -351,19 +365,40 @@ class CodeTextEmbedder:
         max_seq_length: int = 256,
         max_batch_size: int = 32,
         clean_question: bool = False,
+        encoder: str = "auto",
     ) -> None:
+        if encoder not in QUESTION_ENCODERS:
+            raise ValueError(f"encoder must be one of {', '.join(QUESTION_ENCODERS)}, got {encoder!r}")
         self.model = model
         self.max_seq_length = max_seq_length
         self.max_batch_size = max_batch_size
         self.clean_question = clean_question
+        self.encoder = encoder
         self._embedder: SentenceTransformersTextEmbedder | None = None
+        self._encoder: BertSentenceEncoder | None = None
         self._batcher: MicroBatcher[str, list[float]] = MicroBatcher(self._embed_batch, max_batch=max_batch_size)
+
+    @property
+    def encoded_by(self) -> str | None:
+        """What computes the vectors once warm: `"numpy"`, `"sentence-transformers"`, or None before `warm_up`."""
+        if self._encoder is not None:
+            return "numpy"
+        return "sentence-transformers" if self._embedder is not None else None
 
     def warm_up(self) -> None:
         """Load the model (once)."""
-        if self._embedder is not None:
+        if self._embedder is not None or self._encoder is not None:
             return
         path, local = resolve_model(self.model)
+        if self.encoder == "auto" and local and BertSentenceEncoder.supports(path):
+            try:
+                self._encoder = BertSentenceEncoder.load(path, max_seq_length=self.max_seq_length)
+                return
+            except UnsupportedModelError as error:  # e.g. a damaged weights file: the library may say more
+                logger.warning("code-alias: numpy question encoder not used (%s); loading sentence-transformers", error)
+        # Imported here: sentence-transformers, transformers and torch take 9-11 s to import on two cores.
+        from haystack_integrations.components.embedders.sentence_transformers import SentenceTransformersTextEmbedder
+
         embedder = SentenceTransformersTextEmbedder(
             model=path,
             local_files_only=local,
@@ -397,6 +432,8 @@ class CodeTextEmbedder:
 
     def _embed_batch(self, texts: list[str]) -> list[list[float]]:
         """One model call for the questions of concurrent callers, with the text embedder's own settings."""
+        if self._encoder is not None:
+            return self._encoder.encode(texts).tolist()
         embedder = self._embedder
         assert embedder is not None
         if len(texts) == 1:  # a lone question: the text embedder's own public path
@@ -420,6 +457,7 @@ class CodeTextEmbedder:
             max_seq_length=self.max_seq_length,
             max_batch_size=self.max_batch_size,
             clean_question=self.clean_question,
+            encoder=self.encoder,
         )
 
     @classmethod

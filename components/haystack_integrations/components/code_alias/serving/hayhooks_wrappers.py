@@ -89,6 +89,7 @@ class AskWrapper(BasePipelineWrapper):
         package: FilterName
         | Annotated[list[FilterName], Field(min_length=1, max_length=MAX_FILTER_VALUES)]
         | None = None,
+        lexical: Annotated[bool, Field(strict=True)] = False,
     ) -> AskResponse:
         """Find where something lives in the indexed code base from an informal question (e.g. "where's the \
 payments retry helper?"): returns the definitions that answer it, best first (qualified name, kind, file, \
@@ -105,12 +106,14 @@ opening files when you do not know a name or a path; ask one thing per call.
         :param repo: Only this repository of the index, or any of these (its name, as `code_alias_status` lists
             the repositories); a name the index does not hold is an error that lists those it holds.
         :param package: Only this package, or any of these (its declared name); likewise checked.
+        :param lexical: Keyword search (BM25) and the dictionary rewrite only, without the embedding model, whatever
+            the index was built with (what `code-alias ask --lexical` answers); not with mode "llm".
         :returns: `symbols` (rank, qualified_name, symbol, kind, file_path, start_line, end_line, package, score,
             why: the evidence behind its place), `files` (rank, file_path, score, hits with symbol, qualified_name,
             kind, start_line, end_line), `rewrite` (rewritten, symbols, packages, intent, dropped, meta), `mode`
             and `seconds`.
         """
-        return self.service.ask(question, top_k, mode, repo=repo, package=package)
+        return self.service.ask(question, top_k, mode, repo=repo, package=package, lexical=lexical)
 
     def use_chat_generator(self, generator: Any | None) -> None:
         """Answer chats with `generator` (a Haystack ChatGenerator) instead of the service's own, if any."""

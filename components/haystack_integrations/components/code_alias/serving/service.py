@@ -72,6 +72,8 @@ from ..indexing.vector_fill import vector_status
 logger = logging.getLogger(__name__)
 
 Mode = Literal["dictionary", "llm"]
+#: The searches one service holds: its index's own (a rewrite mode) and, once asked for, the BM25-only one.
+SearchKey = Literal["dictionary", "llm", "lexical"]
 MODES: tuple[str, ...] = ("dictionary", "llm")
 MAX_QUESTION_CHARS = 2000
 MAX_PREFIX_CHARS = 200
@@ -435,7 +437,7 @@ class CodeAliasService:
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
-        self._searches: dict[Mode, CodeSearch] = {}
+        self._searches: dict[SearchKey, CodeSearch] = {}
         self._slots = threading.BoundedSemaphore(self.settings.max_concurrent_asks)
         self._torch_threads: int | None = None
 
@@ -469,18 +471,20 @@ class CodeAliasService:
         torch.set_num_threads(threads)
         self._torch_threads = torch.get_num_threads()
 
-    def _search(self) -> CodeSearch:
+    def _search(self, *, lexical: bool = False) -> CodeSearch:
         """
-        The warmed `CodeSearch` that serves every mode, loaded on first use.
+        The warmed `CodeSearch` that serves every mode, loaded on first use; with `lexical`, the BM25-only search
+        (dictionary rewrite, no model: what `code-alias ask --lexical` answers with) beside it on the same index.
 
         With a generator configured, one LLM pipeline serves both modes (the rewrite is chosen per call), so the
-        index and the embedding model are loaded once.
+        index and the embedding model are loaded once. Both searches open the same `CodeIndex`, so the lexical one
+        adds its pipelines, not a second copy of the chunks.
 
         :raises HTTPException: 404 (with how to build it) while there is no index; 503 when the index or its
             backend cannot be loaded (a server-side problem, said in one line).
         """
-        llm = self.settings.generator_configured
-        key: Mode = "llm" if llm else "dictionary"
+        llm = self.settings.generator_configured and not lexical
+        key: SearchKey = "lexical" if lexical else "llm" if llm else "dictionary"
         search = self._searches.get(key)
         if search is not None:
             return search
@@ -492,7 +496,8 @@ class CodeAliasService:
                         self.settings.index_dir,
                         backend=self.settings.backend,
                         llm=llm,
-                        lexical=self.settings.lexical,
+                        lexical=True if lexical else self.settings.lexical,
+                        semantic_hints=False if lexical else None,  # as `ask --lexical` in the asking process
                         chat_generator=self.settings.chat_generator() if llm else None,
                         rewriter_params={"timeout": self.settings.llm_timeout} if llm else None,
                     )
@@ -561,21 +566,43 @@ class CodeAliasService:
 
     # ---- operations --------------------------------------------------------------------------------------------
     def ask(
-        self, question: Any, top_k: Any = 10, mode: Any = "dictionary", repo: Any = None, package: Any = None
+        self,
+        question: Any,
+        top_k: Any = 10,
+        mode: Any = "dictionary",
+        repo: Any = None,
+        package: Any = None,
+        *,
+        lexical: Any = False,
     ) -> AskResponse:
         """Ranked files and definitions for a question, and the rewrite used (see the ask wrapper)."""
-        return self.ask_with_chunks(question, top_k, mode, repo, package)[0]
+        return self.ask_with_chunks(question, top_k, mode, repo, package, lexical=lexical)[0]
 
     def ask_with_chunks(
-        self, question: Any, top_k: Any = 10, mode: Any = "dictionary", repo: Any = None, package: Any = None
+        self,
+        question: Any,
+        top_k: Any = 10,
+        mode: Any = "dictionary",
+        repo: Any = None,
+        package: Any = None,
+        *,
+        lexical: Any = False,
     ) -> tuple[AskResponse, list[Document]]:
-        """`ask`'s answer and the retrieved chunks behind it (their code: what the page and the chat quote)."""
+        """
+        `ask`'s answer and the retrieved chunks behind it (their code: what the page and the chat quote).
+
+        :param lexical: BM25 and the dictionary rewrite only, whatever the index was built with (no model).
+        """
         text = check_question(question)
         k = check_int(top_k, "top_k", *TOP_K_RANGE)
         chosen = self._require_mode(mode)
+        if not isinstance(lexical, bool):
+            raise bad_request(f"lexical must be true or false, got {type(lexical).__name__}")
+        if lexical and chosen == "llm":
+            raise bad_request("lexical answers with the dictionary rewrite; drop mode 'llm' or lexical", 400)
         check_filter_name(repo, "repo")
         check_filter_name(package, "package")
-        search = self._search()
+        search = self._search(lexical=lexical)
         if repo is not None or package is not None:
             try:  # here, not only inside `ask`: an unknown name is the client's mistake (422), never a 500
                 repo, package = search.check_filters(repo, package)
