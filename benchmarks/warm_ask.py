@@ -65,12 +65,13 @@ def main() -> int:
     cache = tempfile.mkdtemp(prefix="warm-ask-")
     env = {k: v for k, v in os.environ.items() if k not in ("CI", "PYTEST_CURRENT_TEST", "CODE_ALIAS_NO_DAEMON")}
     env.update(CODE_ALIAS_CACHE_DIR=cache, HAYSTACK_TELEMETRY_ENABLED="False", HF_HUB_OFFLINE="1")
-    question = iter(QUESTIONS * (1 + (args.rounds + 3 * args.cold_rounds) // len(QUESTIONS)))
+    question = iter(QUESTIONS * (1 + (2 * args.rounds + 3 * args.cold_rounds) // len(QUESTIONS)))
     rows: dict[str, Any] = {}
     cold = [_ask(args.index_dir, next(question), env, "--no-daemon")[0] for _ in range(args.cold_rounds)]
     rows["--no-daemon (hybrid, in the asking process)"] = _summary(cold)
-    lexical = [_ask(args.index_dir, next(question), env, "--lexical")[0] for _ in range(args.cold_rounds)]
-    rows["--lexical (in the asking process)"] = _summary(lexical)
+    here = ("--lexical", "--no-daemon")
+    lexical = [_ask(args.index_dir, next(question), env, *here)[0] for _ in range(args.cold_rounds)]
+    rows["--lexical --no-daemon (in the asking process)"] = _summary(lexical)
     first, answer = _ask(args.index_dir, next(question), env)
     assert answer.get("server_kind") == "warm", "the first ask did not start the warm server"
     rows["first ask (starts the warm server)"] = _summary([first])
@@ -80,9 +81,15 @@ def main() -> int:
         assert answer.get("server_pid") is not None, "a later ask did not go through the warm server"
         warm.append(seconds)
     rows["later asks (through the warm server)"] = _summary(warm)
+    warm_lexical = []
+    for _ in range(args.rounds):
+        seconds, answer = _ask(args.index_dir, next(question), env, "--lexical")
+        assert answer.get("retrieval") == "lexical" and answer.get("server_pid") is not None, "not a warm lexical ask"
+        warm_lexical.append(seconds)
+    rows["later --lexical asks (through the warm server)"] = _summary(warm_lexical)
     os.kill(int(answer["server_pid"]), signal.SIGTERM)
     for name, row in rows.items():
-        print(f"{name:<48} p50 {row['p50']:>7.3f} s  (min {row['min']:.3f}, max {row['max']:.3f}, n {row['n']})")
+        print(f"{name:<50} p50 {row['p50']:>7.3f} s  (min {row['min']:.3f}, max {row['max']:.3f}, n {row['n']})")
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         load = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else []
