@@ -71,6 +71,10 @@ LAZY_IMPORTS = {
     "haystack.components.evaluators": "evaluation/metrics.py is framework-free but for its Haystack cross-check",
     "haystack.dataclasses": "evaluation/metrics.py is framework-free but for its Haystack cross-check",
     f"{NAME}.retrieval.embedders": "sentence-transformers: a lexical index with cards loads it only to embed them",
+    "haystack_integrations.components.embedders.sentence_transformers": "heavy (9-11 s with transformers, torch): "
+    "imported only where chunks or cards are embedded, or a model the numpy question encoder does not compute",
+    "safetensors": "a model's weights: read only when a question encoder loads (a lexical ask loads no model)",
+    "tokenizers": "a model's tokenizer: read only when a question encoder loads (a lexical ask loads no model)",
 }
 # The console script imports each command's modules when that command runs: `code-alias ask` against a running
 # server starts in ~0.1 s instead of the pipelines' ~2 s import.

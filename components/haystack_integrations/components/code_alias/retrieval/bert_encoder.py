@@ -171,7 +171,7 @@ class BertSentenceEncoder:
             `max_seq_length`).
         :raises UnsupportedModelError: Another architecture, or a file missing or unreadable.
         """
-        from safetensors.numpy import load_file  # both come with sentence-transformers' own dependencies
+        from safetensors.numpy import load_file  # here: a process that embeds no question loads no model module
         from tokenizers import Tokenizer
 
         path = Path(folder)
