@@ -53,7 +53,7 @@ def test_the_root_keeps_the_old_bases_catchable() -> None:
 LAZY_IMPORTS = {
     "torch": "heavy (seconds): only the server's thread set-up needs it, and only with a model loaded",
     "transformers": "heavy: its progress switches are touched only when it is already imported",
-    "huggingface_hub": "its progress switch is touched only when it is already imported",
+    "huggingface_hub": "optional (sentence-transformers brings it): its progress switch, for `--no-progress` only",
     "matplotlib": "heavy: only `bench report` draws a chart",
     "elasticsearch": "the optional [elasticsearch] extra (this package's `elasticsearch/` folder included)",
     "haystack_integrations.document_stores.elasticsearch": "the optional [elasticsearch] extra",
@@ -196,13 +196,12 @@ def test_imports_inside_functions_only_for_heavy_or_optional_dependencies() -> N
 
 
 # ---- environment writes ------------------------------------------------------------------------------------------
-# The environment is the process's, not an index's: no component, store or search writes it. Writes are allowed only
-# in the entry points and in the two process-wide switches they call, each with why.
+# The environment is the process's, not an index's: no component, store or search writes it, nor a switch they call
+# (`--no-progress` is a context variable and Hugging Face's own switches, a local server's placeholder API key is
+# given to the client by `OpenAICompatibleChatGenerator`). Writes are allowed only in the entry points, each with why.
 ENVIRONMENT_WRITERS = {
     "cli.py": "the console script's entry point (Haystack's telemetry off before Haystack is imported)",
     "serving/warm.py": "the detached warm server's entry point (the same telemetry switch)",
-    "progress.py": "`--no-progress`: Hugging Face libraries read their progress switch only from the environment",
-    "rewriting/generators.py": "the OpenAI client refuses to start without a key; a local server needs none",
 }
 
 
