@@ -41,7 +41,7 @@ from haystack.utils import deserialize_chatgenerator_inplace
 
 from haystack_integrations.components.code_alias.core.builder import DictionaryBuilder
 from haystack_integrations.components.code_alias.rewriting.faithfulness import SymbolFaithfulnessFilter
-from haystack_integrations.components.code_alias.rewriting.generators import OPENAI_KEY_ENV_VARS, chat_generator_spec
+from haystack_integrations.components.code_alias.rewriting.generators import chat_generator_spec
 from haystack_integrations.components.code_alias.rewriting.rewrite_log import (
     read_rewrite_log,
     summarise_rewrite_log,
@@ -96,8 +96,6 @@ def swebench_titles(path: str | None, project: str, version: str | None) -> list
 
 def load_generator(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
     if args.openai_base_url:
-        if not any(os.environ.get(name) for name in OPENAI_KEY_ENV_VARS):
-            os.environ[OPENAI_KEY_ENV_VARS[0]] = "no-key"
         spec = chat_generator_spec(openai_base_url=args.openai_base_url, model=args.llm_model, timeout=args.timeout)
     else:
         gguf = args.gguf or os.environ.get("CODE_ALIAS_TEST_GGUF")

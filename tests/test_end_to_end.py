@@ -86,10 +86,11 @@ def test_close_frees_the_index_from_memory_and_the_next_question_reloads_it(
     before = search.ask("who decides what the bouncer lets in", top_k=3)
     store = search.query_pipeline.get_component("bm25_retriever").document_store
     assert store.storage
-    assert store.index in bm25._INDEXES.stores() & embedding_retriever._MATRICES.stores()
+    derived = store.derived  # the folder's `CodeIndex` holds what the queries derived from its chunks
+    assert store.index in derived.stores(bm25._INDEXES) & derived.stores(embedding_retriever._MATRICES)
     search.close()
     assert store.storage == {}
-    assert store.index not in bm25._INDEXES.stores() | embedding_retriever._MATRICES.stores()
+    assert store.index not in derived.stores(bm25._INDEXES) | derived.stores(embedding_retriever._MATRICES)
     after = search.ask("who decides what the bouncer lets in", top_k=3)
     assert [f["file_path"] for f in after.files] == [f["file_path"] for f in before.files]
 

@@ -195,11 +195,15 @@ def test_progress_switch_and_its_restoration(
     monkeypatch.delenv(PROGRESS_ENV, raising=False)
     monkeypatch.setenv(DELAY_ENV, "0")
     assert progress_enabled()
+    from huggingface_hub import utils as hub
+
+    assert not hub.are_progress_bars_disabled()
     with progress_disabled():
-        assert not progress_enabled() and os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] == "1"
+        assert not progress_enabled() and hub.are_progress_bars_disabled()  # through its switch, not the environment
+        assert PROGRESS_ENV not in os.environ and "HF_HUB_DISABLE_PROGRESS_BARS" not in os.environ
         for _ in progress_bar(range(3), desc="hidden"):
             pass
-    assert progress_enabled() and PROGRESS_ENV not in os.environ
+    assert progress_enabled() and not hub.are_progress_bars_disabled()
     for _ in progress_bar(range(3), desc="shown"):
         pass
     for _ in progress_bar(range(3), desc="off by the caller", enabled=False):

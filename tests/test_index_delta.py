@@ -283,7 +283,9 @@ def test_the_bm25_index_a_sync_builds_is_saved_for_other_processes_once_idle(
 
     indexer, query, _ = indexed
     indexer.sync(tree, paths=["pkg/payments.py"])  # warm
-    bm25.save_deferred()
+    derived = query.code_index.derived  # the folder's caches: the indexer's and the queries' alike
+    assert derived is indexer.search.code_index.derived
+    derived.save_deferred()
     cache = bm25.bm25_cache_dir()
     before = set(cache.glob("bm25-*"))
     new = f"charge_{uuid.uuid4().hex[:8]}"  # chunks no other test indexed: their BM25 index is not cached yet
@@ -294,4 +296,4 @@ def test_the_bm25_index_a_sync_builds_is_saved_for_other_processes_once_idle(
     indexer.idle()
     saved = set(cache.glob("bm25-*")) - before
     assert len(saved) == 1 and (saved.pop() / "document_ids.json").is_file()
-    assert bm25.save_deferred() == 0  # saved once
+    assert derived.save_deferred() == 0  # saved once

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from haystack import Pipeline, component, default_from_dict, default_to_dict
 from haystack.components.generators.chat import MockChatGenerator, OpenAIChatGenerator
+from haystack.core.serialization import component_from_dict
 from haystack.dataclasses import ChatMessage
 from haystack.utils import Secret
 
@@ -26,7 +27,12 @@ from haystack_integrations.components.code_alias.rewriting.faithfulness import S
 from haystack_integrations.components.code_alias.rewriting.generators import (
     OPENAI_KEY_ENV_VARS,
     chat_generator_spec,
+    generator_style,
     usable_chat_generator_spec,
+)
+from haystack_integrations.components.code_alias.rewriting.openai_server import (
+    PLACEHOLDER_API_KEY,
+    OpenAICompatibleChatGenerator,
 )
 from haystack_integrations.components.code_alias.rewriting.rewrite_log import (
     logged_rewrites,
@@ -562,7 +568,8 @@ def test_chat_generator_spec() -> None:
     gguf = chat_generator_spec(gguf="/models/q.gguf", n_threads=2)
     assert gguf["type"].endswith("LlamaCppChatGenerator") and gguf["init_parameters"]["model"] == "/models/q.gguf"
     spec = chat_generator_spec(openai_base_url="http://localhost:8080/v1", model="m", timeout=3.0)
-    generator = OpenAIChatGenerator.from_dict(spec)
+    generator = OpenAICompatibleChatGenerator.from_dict(spec)
+    assert isinstance(generator, OpenAIChatGenerator)
     assert generator.api_base_url == "http://localhost:8080/v1" and generator.timeout == 3.0
     with pytest.raises(ValueError):
         chat_generator_spec()
@@ -579,11 +586,17 @@ def test_usable_spec_checks_the_file_and_gives_a_local_server_a_key(
     for name in OPENAI_KEY_ENV_VARS:
         monkeypatch.delenv(name, raising=False)
     spec = usable_chat_generator_spec(openai_base_url="http://localhost:8080/v1", model="m")
-    assert os.environ[OPENAI_KEY_ENV_VARS[0]] == "no-key" and spec["init_parameters"]["model"] == "m"
+    assert not any(name in os.environ for name in OPENAI_KEY_ENV_VARS)  # the environment is left alone
+    generator = component_from_dict(OpenAICompatibleChatGenerator, spec, name="llm")
+    assert generator._client_kwargs()["api_key"] == PLACEHOLDER_API_KEY  # the client starts without a key
+    serialised = generator.to_dict()
+    assert serialised["init_parameters"]["api_key"] == spec["init_parameters"]["api_key"]  # the env var, no token
+    assert PLACEHOLDER_API_KEY not in json.dumps(serialised)
     monkeypatch.setenv(OPENAI_KEY_ENV_VARS[1], "real-key")
-    monkeypatch.delenv(OPENAI_KEY_ENV_VARS[0])
-    usable_chat_generator_spec(openai_base_url="http://localhost:8080/v1")
-    assert OPENAI_KEY_ENV_VARS[0] not in os.environ  # a key that is there is left alone
+    again = OpenAICompatibleChatGenerator.from_dict(serialised)
+    assert again._client_kwargs()["api_key"] == "real-key"  # a key that is set is the one used...
+    assert "real-key" not in json.dumps(again.to_dict())  # ...and never written out
+    assert generator_style(again, "auto") == "openai"
 
 
 def test_default_template_renders_every_documented_variable() -> None:

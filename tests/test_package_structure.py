@@ -53,7 +53,7 @@ def test_the_root_keeps_the_old_bases_catchable() -> None:
 LAZY_IMPORTS = {
     "torch": "heavy (seconds): only the server's thread set-up needs it, and only with a model loaded",
     "transformers": "heavy: its progress switches are touched only when it is already imported",
-    "huggingface_hub": "its progress switch is touched only when it is already imported",
+    "huggingface_hub": "optional (sentence-transformers brings it): its progress switch, for `--no-progress` only",
     "matplotlib": "heavy: only `bench report` draws a chart",
     "elasticsearch": "the optional [elasticsearch] extra (this package's `elasticsearch/` folder included)",
     "haystack_integrations.document_stores.elasticsearch": "the optional [elasticsearch] extra",
@@ -200,13 +200,12 @@ def test_imports_inside_functions_only_for_heavy_or_optional_dependencies() -> N
 
 
 # ---- environment writes ------------------------------------------------------------------------------------------
-# The environment is the process's, not an index's: no component, store or search writes it. Writes are allowed only
-# in the entry points and in the two process-wide switches they call, each with why.
+# The environment is the process's, not an index's: no component, store or search writes it, nor a switch they call
+# (`--no-progress` is a context variable and Hugging Face's own switches, a local server's placeholder API key is
+# given to the client by `OpenAICompatibleChatGenerator`). Writes are allowed only in the entry points, each with why.
 ENVIRONMENT_WRITERS = {
     "cli.py": "the console script's entry point (Haystack's telemetry off before Haystack is imported)",
     "serving/warm.py": "the detached warm server's entry point (the same telemetry switch)",
-    "progress.py": "`--no-progress`: Hugging Face libraries read their progress switch only from the environment",
-    "rewriting/generators.py": "the OpenAI client refuses to start without a key; a local server needs none",
 }
 
 
@@ -241,3 +240,91 @@ def test_no_environment_writes_outside_the_entry_points() -> None:
     assert "retrieval/search.py" not in found  # the index folder reaches pipelines as a parameter (`bind_to_index`)
     assert set(found) <= set(ENVIRONMENT_WRITERS), {k: v for k, v in found.items() if k not in ENVIRONMENT_WRITERS}
     assert set(ENVIRONMENT_WRITERS) <= set(found)  # no stale entry left behind
+
+
+# ---- module-level state ------------------------------------------------------------------------------------------
+# An index's live state is on its objects (`CodeIndex`: chunks, derived caches, what is known of its files), never
+# in a module: two indexes in one process never share or clobber a cache, and what a folder holds goes with it.
+# Checked in indexing/ and retrieval/. Each entry that remains: (file, name) and why it may stay.
+STATE_PACKAGES = ("indexing", "retrieval")
+MODULE_STATE = {
+    ("indexing/code_index.py", "CodeIndex._open"): "the weak registry of open folders: finds live objects, holds none",
+    ("indexing/code_index.py", "CodeIndex._serials"): "process-unique serials of document sets (`Generation`)",
+    ("indexing/dictionary_handle.py", "DictionaryHandle._open"): "the weak registry of open dictionary handles",
+    ("indexing/index_files.py", "FolderFiles._open"): "the weak registry of open folders' files, below `CodeIndex`",
+    ("indexing/index_files.py", "_PINNED"): "a context variable (module level, as Python requires): per query",
+    ("indexing/index_files.py", "LEGACY_NAMES"): "a constant table, never written",
+    ("indexing/index_files.py", "_PATTERNS"): "a constant table, never written",
+    ("indexing/index_delta.py", "_SMALL_FIELDS"): "a constant set of field names, never written",
+    ("retrieval/embedders.py", "_PACKAGED_MODELS"): "a constant set of model names, never written",
+    ("retrieval/embedders.py", "DEFAULT_META_FIELDS"): "a constant default, never written",
+    ("retrieval/search.py", "PIPELINE_FILES"): "a constant table, never written",
+}
+# Calls that make something mutable (containers, registries, locks, counters, context variables, caches).
+_MUTABLE_CALLS = {
+    "dict", "list", "set", "defaultdict", "OrderedDict", "Counter", "deque", "ContextVar", "WeakKeyDictionary",
+    "WeakValueDictionary", "WeakSet", "local", "count", "Lock", "RLock", "Event", "Queue",
+}  # fmt: skip
+_CACHE_DECORATORS = {"lru_cache", "cache", "cached_property"}
+
+
+def _callee(node: ast.AST | None) -> str | None:
+    if isinstance(node, ast.Call):
+        node = node.func
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _module_state(tree: ast.Module) -> list[str]:
+    """
+    Names bound at module level (or in a module-level class's body) to something mutable: a dict, list or set
+    (literal, comprehension or call), a lock, counter or context variable, any `...Cache(s)` or `...Registry`
+    object; and module-level functions memoised by a cache decorator.
+    """
+    found: list[str] = []
+
+    def scan(body: list[ast.stmt], owner: str) -> None:
+        for node in body:
+            if isinstance(node, ast.If | ast.Try | ast.With):
+                scan([*node.body, *getattr(node, "orelse", []), *getattr(node, "finalbody", [])], owner)
+            elif isinstance(node, ast.ClassDef) and not owner:
+                scan(node.body, f"{node.name}.")
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and not owner:
+                if any(_callee(decorator) in _CACHE_DECORATORS for decorator in node.decorator_list):
+                    found.append(node.name)
+            elif isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+                value, callee = node.value, _callee(node.value) if isinstance(node.value, ast.Call) else None
+                literal = isinstance(value, ast.Dict | ast.List | ast.Set | ast.DictComp | ast.ListComp | ast.SetComp)
+                kinds = ("Cache", "Registry")
+                made = callee is not None and (callee in _MUTABLE_CALLS or callee.rstrip("s").endswith(kinds))
+                if literal or made:
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    found.extend(f"{owner}{ast.unparse(t)}" for t in targets if ast.unparse(t) != "__all__")
+
+    scan(tree.body, "")
+    return found
+
+
+def test_the_module_state_finder_finds_each_form() -> None:
+    source = (
+        "import contextvars, functools, threading\n"
+        "_A = {}\n_B: list[int] = []\n_C = {x for x in 'ab'}\n_D = contextvars.ContextVar('d')\n"
+        "_E = TermCache()\n_F = threading.Lock()\n_G = WeakRegistry()\n"
+        "__all__ = ['x']\nLIMIT = 3\nNAMES = ('a', 'b')\n_K = Derived('k')\n"
+        "class K:\n    _open: dict[str, int] = {}\n    size = 1\n"
+        "@functools.lru_cache(maxsize=None)\ndef memo(x): return x\n"
+        "def inner():\n    local = {}\n    return local\n"
+    )
+    assert _module_state(ast.parse(source)) == ["_A", "_B", "_C", "_D", "_E", "_F", "_G", "K._open", "memo"]
+
+
+def test_no_mutable_module_level_state_in_indexing_or_retrieval() -> None:
+    found = {
+        (path.relative_to(ROOT).as_posix(), name)
+        for package in STATE_PACKAGES
+        for path in sorted((ROOT / package).rglob("*.py"))
+        for name in _module_state(ast.parse(path.read_text(encoding="utf-8")))
+    }
+    assert found - set(MODULE_STATE) == set(), "module-level state: move it onto the index's objects (CodeIndex)"
+    assert set(MODULE_STATE) - found == set()  # no stale entry left behind

@@ -1,4 +1,4 @@
-"""PerStoreCache: derived values follow the store's documents, checked in O(1) where the store counts changes."""
+"""Derived values (`store_cache`) follow the store's documents, checked in O(1) where the store counts changes."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from haystack.document_stores.in_memory import InMemoryDocumentStore
 
 from haystack_integrations.components.code_alias.indexing import store_cache
 from haystack_integrations.components.code_alias.indexing.store import CodeIndexDocumentStore
-from haystack_integrations.components.code_alias.indexing.store_cache import PerStoreCache, forget_store
+from haystack_integrations.components.code_alias.indexing.store_cache import Building, Derived, caches_of
 
 
 @pytest.fixture
@@ -26,14 +26,14 @@ def fingerprints(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return calls
 
 
-def _count(_key: str, documents: list[Document]) -> int:
+def _count(_key: str, documents: list[Document], _building: Building) -> int:
     return len(documents)
 
 
 def test_counted_store_is_not_rehashed_until_it_changes(tmp_path: Path, fingerprints: list[str]) -> None:
     store = CodeIndexDocumentStore(index_dir=str(tmp_path))
     store.write_documents([Document(content="a"), Document(content="b")])
-    cache: PerStoreCache[int] = PerStoreCache("count")
+    cache: Derived[int] = Derived("count")
     assert cache.get(store, _count) == 2 and len(fingerprints) == 1
     assert cache.get(store, _count) == 2 and len(fingerprints) == 1  # same generation: no hashing
     before = store.generation
@@ -42,21 +42,49 @@ def test_counted_store_is_not_rehashed_until_it_changes(tmp_path: Path, fingerpr
     assert cache.get(store, _count) == 3 and len(fingerprints) == 2
     store.delete_documents([Document(content="a").id])
     assert cache.get(store, _count) == 2
-    # another instance of the same index sees the same counter
+    # another instance of the same index sees the same counter, and the same values: the folder's `CodeIndex`'s
     twin = CodeIndexDocumentStore(index_dir=str(tmp_path))
-    assert twin.generation == store.generation and cache.get(twin, _count) == 2
-    forget_store(store.index)
-    assert store.index not in cache.stores()
+    assert twin.derived is store.derived is caches_of(store) is store.code_index.derived
+    assert twin.generation == store.generation and cache.get(twin, _count) == 2 and len(fingerprints) == 3
+    store.derived.forget(store.index)
+    assert store.index not in store.derived.stores(cache)
+    # a writer's private copy has its values in the same place, under its own name, and drops them with its copy
+    writer = CodeIndexDocumentStore(index_dir=str(tmp_path), writer="w")
+    assert cache.get(writer, _count) == 0 and writer.index in store.derived.stores(cache)
+    writer.discard()
+    assert writer.index not in store.derived.stores(cache)
 
 
 def test_a_store_without_a_counter_is_checked_by_contents(fingerprints: list[str]) -> None:
     store = InMemoryDocumentStore()
     store.write_documents([Document(content="a")])
-    cache: PerStoreCache[int] = PerStoreCache("count")
+    cache: Derived[int] = Derived("count")
     assert cache.get(store, _count) == 1 and cache.get(store, _count) == 1 and len(fingerprints) == 2
     store.write_documents([Document(content="b")])
     assert cache.get(store, _count) == 2
-    assert cache.get(store, _count, variant="other") == 2 and len(cache.stores()) == 1
+    assert cache.get(store, _count, variant="other") == 2 and len(caches_of(store).stores(cache)) == 1
+    # a plain store carries its own caches: another instance builds its own values, and nothing is module-level
+    other = InMemoryDocumentStore()
+    assert caches_of(other) is not caches_of(store) and caches_of(store) is caches_of(store)
+
+
+def test_values_built_ahead_of_a_swap_are_adopted_and_their_save_deferred(tmp_path: Path) -> None:
+    store = CodeIndexDocumentStore(index_dir=str(tmp_path))
+    store.write_documents([Document(content="a")])
+    seen: list[bool] = []
+
+    def counting(_key: str, documents: list[Document], building: Building) -> int:
+        seen.append(building.ahead)
+        if building.ahead:
+            building.caches.defer(lambda: seen.append(True))
+        return len(documents)
+
+    cache: Derived[int] = Derived("count")
+    assert cache.get(store, counting) == 1 and seen == [False]
+    prepared = store.code_index.prepare_served([Document(content="a"), Document(content="b")])
+    assert seen == [False, True] and [value for *_, value in prepared] == [2]
+    assert store.derived.save_deferred() == 1 and seen == [False, True, True]
+    assert store.derived.save_deferred() == 0
 
 
 def test_best_first_orders_filters_stops_and_keeps_ties_in_document_order() -> None:

@@ -4,18 +4,20 @@ Progress bars and model-loading output, under one switch.
 Every bar of the package is made by `progress_bar`: it shows only on work that lasts longer than `DELAY_S`
 (reading a few files or writing a few chunks prints nothing; `$CODE_ALIAS_PROGRESS_DELAY` changes it), and not
 at all when the component's own `progress_bar` parameter is off or the process-wide switch
-`$CODE_ALIAS_PROGRESS=0` is set (what `code-alias --no-progress` and `code-alias bench ... --no-progress` do,
-through `disable_progress`).
+`$CODE_ALIAS_PROGRESS=0` is set, nor inside `progress_disabled` (what `code-alias --no-progress` and
+`code-alias bench ... --no-progress` wrap their command in).
 `quiet_model_loading` hides what transformers and sentence-transformers print while a model loads (the
 "Loading weights" bar, load reports), so a question does not print it every time.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import logging
 import os
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -29,54 +31,63 @@ _OFF = {"0", "false", "no", "off"}
 _MODEL_LOGGERS = ("sentence_transformers", "transformers", "huggingface_hub")
 
 
+# The `--no-progress` switch of the command running in this context: set for the block of `progress_disabled`, seen
+# by everything the block runs (`asyncio.to_thread` copies it to its threads), never written to the environment.
+# Module level, as Python requires of a context variable; its value is per context, not shared state.
+_SILENCED: contextvars.ContextVar[bool] = contextvars.ContextVar("code_alias_progress_silenced", default=False)
+
+
 def progress_enabled() -> bool:
-    """Whether bars may show in this process (`$CODE_ALIAS_PROGRESS` is not 0/false/no/off)."""
+    """Whether bars may show here: not inside `progress_disabled`, and `$CODE_ALIAS_PROGRESS` is not 0/false/no/off."""
+    if _SILENCED.get():
+        return False
     return os.environ.get(PROGRESS_ENV, "1").strip().lower() not in _OFF
-
-
-def disable_progress() -> None:
-    """
-    Silence every progress bar of this process: the package's own, and those of Hugging Face libraries (through
-    `$HF_HUB_DISABLE_PROGRESS_BARS`, which they read when imported, and their switches if already imported).
-    """
-    os.environ[PROGRESS_ENV] = "0"
-    os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
-    if "huggingface_hub" in sys.modules:
-        from huggingface_hub.utils import disable_progress_bars
-
-        disable_progress_bars()
-    if "transformers" in sys.modules:
-        from transformers.utils import logging as transformers_logging
-
-        transformers_logging.disable_progress_bar()
 
 
 @contextmanager
 def progress_disabled(disabled: bool = True) -> Iterator[None]:
     """
-    `disable_progress` for the duration of a block (a command run in-process, as tests do), then the environment
-    and the Hugging Face switches as they were.
+    Silence every progress bar for the duration of a block (what `--no-progress` does around a command): the
+    package's own, and those of Hugging Face libraries through their own switches; then everything as it was.
 
     :param disabled: False makes this a no-op (for `with progress_disabled(args.no_progress):`).
     """
     if not disabled:
         yield
         return
-    saved = {name: os.environ.get(name) for name in (PROGRESS_ENV, "HF_HUB_DISABLE_PROGRESS_BARS")}
-    transformers_bars = _transformers_bars_enabled()
-    disable_progress()
+    token = _SILENCED.set(True)
+    restore = _silence_hugging_face()
     try:
         yield
     finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-        if transformers_bars and "transformers" in sys.modules:
+        _SILENCED.reset(token)
+        restore()
+
+
+def _silence_hugging_face() -> Callable[[], None]:
+    """Turn the bars of huggingface_hub and transformers off; returns what turns back on those that were on."""
+    hub: Any = None
+    with contextlib.suppress(ImportError):
+        # Optional (sentence-transformers brings it); its switch also sets transformers' when that loads later.
+        from huggingface_hub import utils as hub
+    hub_was_on = hub is not None and not hub.are_progress_bars_disabled()
+    if hub_was_on:
+        hub.disable_progress_bars()
+    transformers_was_on = _transformers_bars_enabled()
+    if transformers_was_on:
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()
+
+    def restore() -> None:
+        if hub_was_on:
+            hub.enable_progress_bars()
+        if transformers_was_on:
             from transformers.utils import logging as transformers_logging
 
             transformers_logging.enable_progress_bar()
+
+    return restore
 
 
 def _transformers_bars_enabled() -> bool:

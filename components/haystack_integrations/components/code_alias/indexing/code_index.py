@@ -9,7 +9,10 @@ and never see half of one. That state lives here, on one object per folder:
   vector fill, a warm sync) that stay invisible until they are saved and handed over (`serve`);
 - the lock under which a load, a save or a handover happens (one per folder: two indexes never wait on each
   other);
-- the dictionary handle (the dictionary and its hint index, kept current with the file).
+- the dictionary handle (the dictionary and its hint index, kept current with the file), and what is known of
+  the folder's files (`files`: the manifest as last read, checked hashes, the dictionary the current files hold);
+- what the queries derive from the chunks (`derived`: BM25 indexes and their term cache, vector matrices,
+  definition maps), for the served chunks and the writers' alike, so it goes when the folder's object does.
 
 `CodeSearch` opens the folder's `CodeIndex` and keeps it; the stores its pipelines deserialise find that same
 object by folder (`CodeIndex.open`), as Haystack's own in-memory stores find their documents by index name. The
@@ -20,9 +23,8 @@ from __future__ import annotations
 
 import itertools
 import threading
-import weakref
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +34,9 @@ from haystack import Document
 
 from ..paths import DICTIONARY_FILE
 from .dictionary_handle import DictionaryHandle
-from .store_cache import forget_store
+from .index_files import FolderFiles
+from .registry import WeakRegistry
+from .store_cache import Prepared, StoreCaches
 
 __all__ = ["CodeIndex", "DocumentSet", "Generation"]
 
@@ -47,7 +51,7 @@ class DocumentSet:
     One copy of an index's chunks in memory, with what is known about it: the served build, or a writer's.
 
     :param name: The store name its `CodeIndexDocumentStore`s carry (`store.index`): derived values are cached
-        under it (`store_cache.PerStoreCache`).
+        under it (`CodeIndex.derived`).
     """
 
     name: str
@@ -121,8 +125,8 @@ class CodeIndex:
     :param folder: The index folder.
     """
 
-    _open: ClassVar[weakref.WeakValueDictionary[str, CodeIndex]] = weakref.WeakValueDictionary()
-    _open_lock: ClassVar[threading.Lock] = threading.Lock()
+    # The folders open in this process: finds live objects, holds no values (a folder nobody uses is let go).
+    _open: ClassVar[WeakRegistry[CodeIndex]] = WeakRegistry()
     _serials: ClassVar[Iterator[int]] = itertools.count(1)
 
     def __init__(self, folder: Path) -> None:
@@ -130,10 +134,12 @@ class CodeIndex:
         self.lock = threading.RLock()
         self.served = self._new_set(self.served_name(self.folder))
         self._writers: dict[str, DocumentSet] = {}
+        # What is known of the folder's files (manifest, checked hashes, the dictionary on disk): first, so the
+        # dictionary handle's reads below find it.
+        self.files = FolderFiles.of(self.folder)
         self.dictionary = DictionaryHandle.for_path(self.folder / DICTIONARY_FILE)
-        # No finalizer forgets the derived caches (BM25 index, matrices) when this object goes: it could run inside
-        # a cache's own locked section. They are keyed by name and checked against the documents' fingerprint, so
-        # a folder opened again reuses what still matches; `CodeSearch.close` frees them.
+        # The values derived from the chunks (BM25 index, vector matrix, definition map), by store name.
+        self.derived = StoreCaches()
 
     @staticmethod
     def served_name(folder: Path) -> str:
@@ -144,18 +150,12 @@ class CodeIndex:
     def open(cls, folder: str | Path) -> CodeIndex:
         """This process's `CodeIndex` of `folder`: the one already open, else a new one."""
         key = str(Path(folder).resolve())
-        with cls._open_lock:
-            index = cls._open.get(key)
-            if index is None:
-                index = cls(Path(key))
-                cls._open[key] = index
-            return index
+        return cls._open.get_or_make(key, lambda: cls(Path(key)))
 
     @classmethod
     def opened(cls, folder: str | Path) -> CodeIndex | None:
         """The `CodeIndex` of `folder` when this process has it open (nothing is created)."""
-        with cls._open_lock:
-            return cls._open.get(str(Path(folder).resolve()))
+        return cls._open.get(str(Path(folder).resolve()))
 
     def _new_set(self, name: str) -> DocumentSet:
         return DocumentSet(name=name, serial=next(CodeIndex._serials))
@@ -175,7 +175,14 @@ class CodeIndex:
         with self.lock:
             documents = self._writers.pop(writer, None)
         if documents is not None:
-            forget_store(documents.name)
+            self.derived.forget(documents.name)
+
+    def prepare_served(self, documents: Iterable[Document]) -> Prepared:
+        """
+        What the queries derive from the served chunks, built for `documents` (the build about to be handed over,
+        `store.serve_documents`), while the current values keep serving.
+        """
+        return self.derived.prepare(self.served.name, documents)
 
     def writers(self) -> list[str]:
         """The writers with a private copy now."""

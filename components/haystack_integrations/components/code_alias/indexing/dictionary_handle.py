@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,6 +19,7 @@ from ..core.model import AliasDictionary
 from ..paths import DICTIONARY_FILE, resolve_index_dir
 from .index_delta import chain_stamp, load_dictionary
 from .index_files import Artifact, current_manifest, resolve_dictionary_file
+from .registry import WeakRegistry
 
 logger = logging.getLogger(__name__)
 
@@ -37,8 +37,7 @@ class DictionaryHandle:
     (an index folder's `CodeIndex` holds its own), held weakly: a file nobody reads any more is let go.
     """
 
-    _open: ClassVar[weakref.WeakValueDictionary[str, DictionaryHandle]] = weakref.WeakValueDictionary()
-    _open_lock: ClassVar[threading.Lock] = threading.Lock()
+    _open: ClassVar[WeakRegistry[DictionaryHandle]] = WeakRegistry()  # finds live handles, holds no values
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -51,13 +50,7 @@ class DictionaryHandle:
 
     @classmethod
     def for_path(cls, path: Path) -> DictionaryHandle:
-        key = str(path.resolve())
-        with cls._open_lock:
-            handle = cls._open.get(key)
-            if handle is None:
-                handle = cls(path)
-                cls._open[key] = handle
-            return handle
+        return cls._open.get_or_make(str(path.resolve()), lambda: cls(path))
 
     def _stamp_now(self) -> tuple[Path, tuple[str, int] | None, Artifact | None]:
         # `<index dir>/dictionary.json` names the index's current dictionary, whichever build file (and chain of

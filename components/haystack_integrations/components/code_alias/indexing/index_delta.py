@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import io
 import json
-import threading
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,6 +37,7 @@ from ..paths import DICTIONARY_FILE
 from . import documents_file
 from .index_files import (
     Artifact,
+    FolderFiles,
     IndexDamagedError,
     IndexManifest,
     current_manifest,
@@ -82,28 +82,20 @@ def chain_stamp(folder: Path, artifact: Artifact) -> tuple[str, int]:
 
 
 # ---- the dictionary ----------------------------------------------------------------------------------------
-# The dictionary object each folder's current chain holds, as this process last wrote or read it.
-_DISK: dict[str, tuple[tuple[str, ...], AliasDictionary]] = {}
-_DISK_LOCK = threading.Lock()
-
-
 def remember_dictionary(folder: Path, artifact: Artifact | None, dictionary: AliasDictionary | None) -> None:
-    """Record that `artifact` (the current chain, just committed or read) holds `dictionary`."""
-    key = str(folder.absolute())
-    with _DISK_LOCK:
-        if artifact is None or dictionary is None:
-            _DISK.pop(key, None)
-        else:
-            _DISK[key] = (artifact.chain(), dictionary)
+    """
+    Record that `artifact` (the current chain, just committed or read) holds `dictionary`: on the folder's
+    `FolderFiles`, which its `CodeIndex` holds.
+    """
+    FolderFiles.of(folder).remember_dictionary(artifact.chain() if artifact is not None else None, dictionary)
 
 
 def dictionary_on_disk(folder: Path, artifact: Artifact | None) -> AliasDictionary | None:
     """The dictionary `artifact`'s chain holds, when this process knows it without reading it."""
     if artifact is None:
         return None
-    with _DISK_LOCK:
-        known = _DISK.get(str(folder.absolute()))
-    return known[1] if known is not None and known[0] == artifact.chain() else None
+    known = FolderFiles.of(folder).dictionary(artifact.chain())
+    return known if isinstance(known, AliasDictionary) else None
 
 
 def stage_dictionary_delta(

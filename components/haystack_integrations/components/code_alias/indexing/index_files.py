@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from filelock import FileLock, Timeout
 from haystack.document_stores.errors import DocumentStoreError
@@ -40,6 +40,7 @@ from haystack.document_stores.errors import DocumentStoreError
 from ..core.model import atomic_write_bytes
 from ..errors import CodeAliasError
 from ..paths import DICTIONARY_FILE, DOCUMENTS_FILE
+from .registry import WeakRegistry
 
 logger = logging.getLogger(__name__)
 
@@ -201,8 +202,87 @@ def _legacy_manifest(folder: Path) -> IndexManifest | None:
     )
 
 
-_CACHE: dict[str, tuple[tuple[int, int, int], IndexManifest | None]] = {}
-_CACHE_LOCK = threading.Lock()
+class FolderFiles:
+    """
+    What this process knows of one index folder's files: its manifest as last read (read again when the file's
+    `stat` changes), the files whose hash it checked, and the dictionary object the current chain holds
+    (`index_delta`). Thread-safe.
+
+    The folder's `CodeIndex` holds it (`CodeIndex.files`), so what it knows lasts while the folder is open and goes
+    with it; functions given only a path find it by folder (`FolderFiles.of`), and with no folder open they get a
+    fresh one that knows nothing (every read then goes to the files: the same answers, only slower).
+
+    :param key: The folder, resolved.
+    """
+
+    # The folders open in this process (as `CodeIndex.open`'s, one level down, where the file readers below reach
+    # it without importing `CodeIndex`): finds live objects, holds no values.
+    _open: ClassVar[WeakRegistry[FolderFiles]] = WeakRegistry()
+    # Files whose hash was checked, at most this many per folder (then it starts afresh).
+    MAX_VERIFIED: ClassVar[int] = 256
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        self._lock = threading.Lock()
+        self._manifest: tuple[tuple[int, int, int], IndexManifest | None] | None = None
+        # By (path, size, mtime, expected hash): a warm server's syncs do not hash the same unchanged 10 MB again
+        # before every sync.
+        self._verified: set[tuple[str, int, int, str]] = set()
+        # (the chain's files, the dictionary they hold), as this process last wrote or read them.
+        self._dictionary: tuple[tuple[str, ...], Any] | None = None
+
+    @classmethod
+    def of(cls, folder: Path) -> FolderFiles:
+        """The folder's `FolderFiles`: the one a `CodeIndex` holds, else a new one."""
+        key = str(folder.resolve())
+        return cls._open.get_or_make(key, lambda: cls(key))
+
+    def manifest(self, folder: Path) -> IndexManifest | None:
+        """`read_manifest(folder)`, read again only when the manifest file changed (one `stat` per call)."""
+        path = manifest_path(folder)
+        try:
+            info = path.stat()
+            signature = (info.st_mtime_ns, info.st_size, info.st_ino)
+        except FileNotFoundError:
+            return _legacy_manifest(folder)
+        with self._lock:
+            cached = self._manifest
+        if cached is not None and cached[0] == signature:
+            return cached[1]
+        manifest = read_manifest(folder)
+        with self._lock:
+            self._manifest = (signature, manifest)
+        return manifest
+
+    def verified(self, path: Path, sha256: str) -> bool:
+        """Whether `path` has the hash `sha256` (hashed once per size and modification)."""
+        info = path.stat()
+        key = (str(path.absolute()), info.st_size, info.st_mtime_ns, sha256)
+        with self._lock:
+            if key in self._verified:
+                return True
+        if file_sha256(path) != sha256:
+            return False
+        with self._lock:
+            if len(self._verified) >= self.MAX_VERIFIED:
+                self._verified.clear()
+            self._verified.add(key)
+        return True
+
+    def remember_dictionary(self, chain: tuple[str, ...] | None, dictionary: Any) -> None:
+        """Record that the chain of files `chain` holds `dictionary` (None for either: nothing known)."""
+        with self._lock:
+            self._dictionary = None if chain is None or dictionary is None else (chain, dictionary)
+
+    def dictionary(self, chain: tuple[str, ...]) -> Any:
+        """The dictionary `chain` holds, when this process knows it without reading it; else None."""
+        with self._lock:
+            known = self._dictionary
+        return known[1] if known is not None and known[0] == chain else None
+
+
+# The manifests pinned by `pinned_manifest` in this context. Module level, as Python requires of a context
+# variable; its value is per context (one query), not shared state.
 _PINNED: contextvars.ContextVar[dict[str, IndexManifest | None] | None] = contextvars.ContextVar(
     "code_alias_pinned_manifests", default=None
 )
@@ -210,27 +290,15 @@ _PINNED: contextvars.ContextVar[dict[str, IndexManifest | None] | None] = contex
 
 def current_manifest(folder: Path) -> IndexManifest | None:
     """
-    `read_manifest`, re-read only when the manifest file changed (one `stat` per call), or the manifest pinned by
-    `pinned_manifest` in this context.
+    `read_manifest`, re-read only when the manifest file changed (`FolderFiles.manifest`), or the manifest pinned
+    by `pinned_manifest` in this context.
     """
-    key = str(folder.absolute())
     pinned = _PINNED.get()
-    if pinned is not None and key in pinned:
-        return pinned[key]
-    path = manifest_path(folder)
-    try:
-        info = path.stat()
-        signature = (info.st_mtime_ns, info.st_size, info.st_ino)
-    except FileNotFoundError:
-        return _legacy_manifest(folder)
-    with _CACHE_LOCK:
-        cached = _CACHE.get(key)
-        if cached is not None and cached[0] == signature:
-            return cached[1]
-    manifest = read_manifest(folder)
-    with _CACHE_LOCK:
-        _CACHE[key] = (signature, manifest)
-    return manifest
+    if pinned is not None:
+        key = str(folder.absolute())
+        if key in pinned:
+            return pinned[key]
+    return FolderFiles.of(folder).manifest(folder)
 
 
 @contextmanager
@@ -283,26 +351,8 @@ def check_artifact(folder: Path, artifact: Artifact, *, full: bool = False) -> N
             f"{path}: {size} bytes where the index manifest recorded {artifact.bytes} (truncated or overwritten); "
             f"{rebuild_hint(folder)}"
         )
-    if full and artifact.sha256 and not _verified(path, artifact.sha256):
+    if full and artifact.sha256 and not FolderFiles.of(folder).verified(path, artifact.sha256):
         raise IndexDamagedError(f"{path}: content does not match the index manifest's hash; {rebuild_hint(folder)}")
-
-
-# Files whose hash was checked in this process, by (path, size, mtime, expected hash): a warm server's syncs do
-# not hash the same unchanged 10 MB again before every sync.
-_VERIFIED: set[tuple[str, int, int, str]] = set()
-
-
-def _verified(path: Path, sha256: str) -> bool:
-    info = path.stat()
-    key = (str(path.absolute()), info.st_size, info.st_mtime_ns, sha256)
-    if key in _VERIFIED:
-        return True
-    if file_sha256(path) != sha256:
-        return False
-    if len(_VERIFIED) > 256:
-        _VERIFIED.clear()
-    _VERIFIED.add(key)
-    return True
 
 
 def file_sha256(path: Path) -> str:

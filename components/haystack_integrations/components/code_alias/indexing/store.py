@@ -39,7 +39,7 @@ from .index_files import (
     stage_delta,
     stage_dictionary,
 )
-from .store_cache import Prepared, adopt_all
+from .store_cache import Prepared, StoreCaches, adopt_all
 
 logger = logging.getLogger(__name__)
 
@@ -92,6 +92,11 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
             return_embedding=return_embedding,
         )
         self._load_if_changed()
+
+    @property
+    def derived(self) -> StoreCaches:
+        """Where the values derived from the chunks live (`store_cache.caches_of`): the folder's `CodeIndex`."""
+        return self.code_index.derived
 
     # `InMemoryDocumentStore` reads and writes its chunks and BM25 statistics through these four properties.
     @property
@@ -401,11 +406,6 @@ def _current_stamp(folder: Path) -> tuple[tuple[str, int], Artifact | None] | No
         raise IndexDamagedError(f"{folder / artifact.file}: missing; {rebuild_hint(folder)}") from error
 
 
-def serving_index(folder: Path) -> str:
-    """The store name of the chunks that queries of this process read for the index `folder`."""
-    return CodeIndex.served_name(folder)
-
-
 def serve_documents(store: CodeIndexDocumentStore, prepared: Prepared | None = None) -> bool:
     """
     Hand a writer store's documents, just saved by `persist`, to this process's queries of the same folder, so
@@ -416,7 +416,7 @@ def serve_documents(store: CodeIndexDocumentStore, prepared: Prepared | None = N
     themselves.
 
     :param store: A writer's store (`writer=...`) after its `persist`.
-    :param prepared: Values derived from its documents (`store_cache.prepare_all` on the serving index), adopted
+    :param prepared: Values derived from its documents (`CodeIndex.prepare_served`), adopted
         with the swap so the first query after it does not rebuild them.
     :returns: Whether the documents were handed over.
     """

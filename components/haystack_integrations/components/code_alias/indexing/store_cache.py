@@ -1,22 +1,26 @@
 """Values derived from an in-memory store's documents (BM25 index, vector matrix, definition map), cached per store.
 
 Each is rebuilt when the store's contents change (another process re-indexed: the store reloads first), shared by
-every component instance reading that store, and dropped with `forget_store` when a process lets the store go.
+every component instance reading that store, and held by the store's owner (`StoreCaches`: the folder's
+`CodeIndex`, or a plain store itself), so it goes with it, or with `StoreCaches.forget` when a process lets the
+store go. Nothing is kept at module level: `Derived` names a kind of value, it holds none.
 `best_first` turns the scores the in-memory retrievers compute over those documents into their ranking.
 """
 
 from __future__ import annotations
 
-import contextvars
 import hashlib
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, ClassVar, Generic, TypeVar
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 from haystack import Document
 from haystack.document_stores.in_memory import InMemoryDocumentStore
 from haystack.utils.filters import document_matches_filter
+
+from .bm25_build import TermCache
 
 T = TypeVar("T")
 
@@ -41,47 +45,71 @@ def fingerprint_of(index: str, stored: Iterable[Document], *, vectors: bool = Fa
     return f"{index}:{digest}", documents
 
 
-_PREPARING: contextvars.ContextVar[bool] = contextvars.ContextVar("code_alias_preparing", default=False)
-
-
-def preparing() -> bool:
+@dataclass(frozen=True, eq=False)
+class Derived(Generic[T]):
     """
-    True while a value is built ahead of a swap (`PerStoreCache.prepare`, on a sync's path): a builder that
-    also saves its value for other processes should do that off the sync's path.
+    A kind of value derived from a store's documents (the BM25 index, the vector matrix...): a name only, no
+    values. Where the values live is the store's owner (`caches_of`): the folder's `CodeIndex` for a
+    `CodeIndexDocumentStore`, the store itself otherwise.
+
+    :param name: What is cached, for messages.
+    :param vectors: The value depends on which chunks have vectors, not only on which chunks there are.
     """
-    return _PREPARING.get()
+
+    name: str
+    vectors: bool = False
+
+    def get(self, store: InMemoryDocumentStore, build: Builder[T], variant: str = "") -> T:
+        """`PerStoreCache.get` in the caches of the store's owner (`caches_of`)."""
+        return caches_of(store).get(self, store, build, variant)
 
 
+@dataclass(frozen=True)
+class Building:
+    """
+    What a builder is told besides the documents.
+
+    :param caches: The caches it builds for: their term cache, their deferred saves (`StoreCaches`).
+    :param ahead: True when built ahead of a swap (`StoreCaches.prepare`, on a sync's path): a builder that also
+        saves its value for other processes should leave that to `StoreCaches.defer`.
+    """
+
+    caches: StoreCaches
+    ahead: bool = False
+
+
+# Makes a value from the fingerprint, the documents in a stable order, and what it is built for.
+Builder = Callable[[str, list[Document], Building], T]
 # A value built ahead of a swap: (cache, slot, fingerprint, value).
 Prepared = list[tuple["PerStoreCache[Any]", tuple[str, str], str, Any]]
 
 
 class PerStoreCache(Generic[T]):
     """
-    One derived value per (store, variant), rebuilt when the store's documents change.
+    One derived value per (store, variant), rebuilt when the store's documents change: one kind's values in one
+    `StoreCaches`.
 
     :param name: What is cached, for messages.
     :param vectors: The value depends on which chunks have vectors, not only on which chunks there are.
     """
-
-    _all: ClassVar[list[PerStoreCache[object]]] = []
 
     def __init__(self, name: str, *, vectors: bool = False) -> None:
         self.name = name
         self.vectors = vectors
         self._values: dict[tuple[str, str], tuple[str, T, object | None]] = {}
         # How each slot's value was last built, so a sync can build the next one before it swaps (`prepare`).
-        self._builders: dict[tuple[str, str], Callable[[str, list[Document]], T]] = {}
+        self._builders: dict[tuple[str, str], Builder[T]] = {}
         self._lock = threading.Lock()
-        PerStoreCache._all.append(self)  # type: ignore[arg-type]
 
-    def get(self, store: InMemoryDocumentStore, build: Callable[[str, list[Document]], T], variant: str = "") -> T:
+    def get(self, store: InMemoryDocumentStore, build: Builder[T], variant: str, building: Building) -> T:
         """
-        The value for the store's current documents, built by `build(fingerprint, documents)` when missing or stale.
+        The value for the store's current documents, built by `build(fingerprint, documents, building)` when
+        missing or stale.
 
         :param store: The store; reloaded first when it can (`CodeIndexDocumentStore.reload`).
         :param build: Makes the value from the fingerprint and the documents in a stable order.
         :param variant: Separates values of one store built with different parameters.
+        :param building: Passed to `build`.
         """
         reload = getattr(store, "reload", None)
         if callable(reload):
@@ -96,7 +124,7 @@ class PerStoreCache(Generic[T]):
                 return cached[1]
             key, documents = fingerprint(store, vectors=self.vectors)
             if cached is None or cached[0] != key:
-                cached = (key, build(key, documents), generation)
+                cached = (key, build(key, documents, building), generation)
             self._values[slot] = (cached[0], cached[1], generation)
             return cached[1]
 
@@ -104,31 +132,28 @@ class PerStoreCache(Generic[T]):
         self,
         index: str,
         documents: Iterable[Document],
-        fingerprints: dict[bool, tuple[str, list[Document]]] | None = None,
+        fingerprints: dict[bool, tuple[str, list[Document]]],
+        building: Building,
     ) -> Prepared:
         """
         Build, for every variant used so far on the store named `index`, the value for `documents` (its next
         contents), without touching what serves now; `adopt` installs them once the documents are swapped in.
 
         :param fingerprints: `fingerprint_of` the same documents, by `vectors`, shared between caches.
+        :param building: Passed to the builders (`ahead` set).
         """
         with self._lock:
             slots = [(slot, build) for slot, build in self._builders.items() if slot[0] == index]
         stored = list(documents)
         prepared: Prepared = []
-        token = _PREPARING.set(True)
-        try:
-            memo = fingerprints if fingerprints is not None else {}
-            for slot, build in slots:
-                if self.vectors not in memo:
-                    memo[self.vectors] = fingerprint_of(index, stored, vectors=self.vectors)
-                key, ordered = memo[self.vectors]
-                with self._lock:
-                    cached = self._values.get(slot)
-                value = cached[1] if cached is not None and cached[0] == key else build(key, list(ordered))
-                prepared.append((self, slot, key, value))
-        finally:
-            _PREPARING.reset(token)
+        for slot, build in slots:
+            if self.vectors not in fingerprints:
+                fingerprints[self.vectors] = fingerprint_of(index, stored, vectors=self.vectors)
+            key, ordered = fingerprints[self.vectors]
+            with self._lock:
+                cached = self._values.get(slot)
+            value = cached[1] if cached is not None and cached[0] == key else build(key, list(ordered), building)
+            prepared.append((self, slot, key, value))
         return prepared
 
     def forget(self, index: str) -> None:
@@ -139,39 +164,106 @@ class PerStoreCache(Generic[T]):
             for slot in [slot for slot in self._builders if slot[0] == index]:
                 del self._builders[slot]
 
-    def clear(self) -> None:
-        """Drop every value."""
-        with self._lock:
-            self._values.clear()
-            self._builders.clear()
-
     def stores(self) -> set[str]:
         """The names of the stores that have a value here."""
         with self._lock:
             return {index for index, _variant in self._values}
 
 
-def prepare_all(index: str, documents: Iterable[Document]) -> Prepared:
-    """`PerStoreCache.prepare` of every cache: the derived values of the next contents of store `index`."""
-    stored = list(documents)
-    fingerprints: dict[bool, tuple[str, list[Document]]] = {}  # the same sort and hash for every cache
-    return [item for cache in list(PerStoreCache._all) for item in cache.prepare(index, stored, fingerprints)]
+class StoreCaches:
+    """
+    The values derived from the documents of one owner's stores, every kind (`Derived`) together, with what their
+    builders share: the terms of the chunks tokenised so far (`TermCache`, so a rebuild after a sync tokenises only
+    the changed chunks), and the save a sync's build left for later (`defer`). Thread-safe.
+
+    A `CodeIndex` owns one for its folder (served chunks and writers' copies, told apart by store name); a plain
+    `InMemoryDocumentStore` gets its own (`caches_of`).
+    """
+
+    def __init__(self) -> None:
+        self.terms = TermCache()
+        self._caches: dict[Derived[Any], PerStoreCache[Any]] = {}
+        self._deferred: list[Callable[[], None]] = []
+        self._lock = threading.Lock()
+
+    def cache(self, kind: Derived[T]) -> PerStoreCache[T]:
+        """The values of `kind` (made on first use)."""
+        with self._lock:
+            found = self._caches.get(kind)
+            if found is None:
+                found = self._caches[kind] = PerStoreCache(kind.name, vectors=kind.vectors)
+            return found
+
+    def get(self, kind: Derived[T], store: InMemoryDocumentStore, build: Builder[T], variant: str = "") -> T:
+        """`PerStoreCache.get` of `kind`'s values."""
+        return self.cache(kind).get(store, build, variant, Building(self))
+
+    def prepare(self, index: str, documents: Iterable[Document]) -> Prepared:
+        """`PerStoreCache.prepare` of every kind: the derived values of the next contents of store `index`."""
+        stored = list(documents)
+        fingerprints: dict[bool, tuple[str, list[Document]]] = {}  # the same sort and hash for every kind
+        with self._lock:
+            caches = list(self._caches.values())
+        building = Building(self, ahead=True)
+        return [item for cache in caches for item in cache.prepare(index, stored, fingerprints, building)]
+
+    def forget(self, index: str) -> None:
+        """Drop what every kind holds for the store named `index` (see `CodeIndexDocumentStore.release`)."""
+        with self._lock:
+            caches = list(self._caches.values())
+        for cache in caches:
+            cache.forget(index)
+
+    def stores(self, kind: Derived[Any]) -> set[str]:
+        """The names of the stores that have a value of `kind` here."""
+        with self._lock:
+            found = self._caches.get(kind)
+        return found.stores() if found is not None else set()
+
+    def defer(self, save: Callable[[], None]) -> None:
+        """Keep `save` (of a value built ahead of a swap) for `save_deferred`; only the latest one is kept."""
+        with self._lock:
+            self._deferred[:] = [save]
+
+    def save_deferred(self) -> int:
+        """
+        Run the save `defer` kept, if one waits (a server does it once idle, off the syncs' path).
+
+        :returns: How many ran (0 or 1).
+        """
+        with self._lock:
+            pending = list(self._deferred)
+            self._deferred.clear()
+        for save in pending:
+            save()
+        return len(pending)
+
+
+_ATTACHED = "_code_alias_caches"  # where a plain store carries its own `StoreCaches`
+
+
+def caches_of(store: InMemoryDocumentStore) -> StoreCaches:
+    """
+    Where the values derived from `store`'s documents live: its owner's caches (`store.derived`, the folder's
+    `CodeIndex` for a `CodeIndexDocumentStore`), else caches carried by the store instance itself.
+    """
+    owned = getattr(store, "derived", None)
+    if isinstance(owned, StoreCaches):
+        return owned
+    attached = vars(store).get(_ATTACHED)
+    if attached is None:
+        attached = vars(store).setdefault(_ATTACHED, StoreCaches())
+    return attached
 
 
 def adopt_all(prepared: Prepared, generation: object) -> None:
     """
-    Install values built by `prepare_all` as current for the store's `generation` (call it right after the
-    documents they were built from were swapped in, with the store's new generation).
+    Install values built by `StoreCaches.prepare` as current for the store's `generation` (call it right after
+    the documents they were built from were swapped in, with the store's new generation).
     """
     for cache, slot, key, value in prepared:
         with cache._lock:
             cache._values[slot] = (key, value, generation)
-
-
-def forget_store(index: str) -> None:
-    """Drop what every cache holds for the store named `index` (see `CodeIndexDocumentStore.release`)."""
-    for cache in PerStoreCache._all:
-        cache.forget(index)
 
 
 def best_first(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import json
 import logging
@@ -19,7 +20,7 @@ import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import bm25s
 import numpy as np
@@ -31,7 +32,7 @@ from ..core.identifiers import code_tokenize, split_identifier
 from ..core.question_text import clean_question_text
 from ..errors import CodeAliasError
 from ..indexing.bm25_build import TermCache, build_model
-from ..indexing.store_cache import PerStoreCache, best_first, preparing
+from ..indexing.store_cache import Building, Derived, best_first
 from ..paths import user_cache_dir
 
 
@@ -53,6 +54,7 @@ INDEX_FORMAT = 2
 CACHE_ENTRIES = 16
 _SIZES_FILE = "sizes.json"
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 def bm25_cache_dir() -> Path:
@@ -88,6 +90,19 @@ class _Bm25Index:
         self.documents = documents
         self.model, self.head_model = models
         self.vocabulary, self.head_vocabulary = vocabularies
+        # What other modules compute once per index (`repository_evidence`'s chunk -> repository map), by the
+        # function that makes it: it goes with the index, so it never outlives it or describes another one.
+        self._memo: dict[Callable[[_Bm25Index], Any], Any] = {}
+        self._memo_lock = threading.Lock()
+
+    def memo(self, make: Callable[[_Bm25Index], T]) -> T:
+        """`make(self)`, computed once for this index (thread-safe; two first callers may both compute it)."""
+        with self._memo_lock:
+            if make in self._memo:
+                return self._memo[make]
+        value = make(self)
+        with self._memo_lock:
+            return self._memo.setdefault(make, value)
 
     @staticmethod
     def _model(texts: list[list[str]], k1: float, b: float) -> tuple[bm25s.BM25, dict[str, int]]:
@@ -98,8 +113,8 @@ class _Bm25Index:
         return model, vocabulary
 
     @classmethod
-    def build(cls, documents: list[Document], k1: float, b: float) -> _Bm25Index:
-        # Terms of chunks seen before (the unchanged ones, after a sync) come from `_TERMS`; see `bm25_build`.
+    def build(cls, documents: list[Document], k1: float, b: float, terms_cache: TermCache) -> _Bm25Index:
+        # Terms of chunks seen before (the unchanged ones, after a sync) come from `terms_cache`; see `bm25_build`.
         models = []
         for kind, text_of in (("full", document_search_text), ("head", document_head_text)):
             keys = [(kind, d.id, str(hash(d.content or ""))) for d in documents]
@@ -107,7 +122,7 @@ class _Bm25Index:
             def tokens_of(i: int, text_of: Callable[[Document], str] = text_of) -> list[str]:
                 return code_tokenize(text_of(documents[i]))
 
-            terms, vocabulary = _TERMS.terms(keys, tokens_of)
+            terms, vocabulary = terms_cache.terms(keys, tokens_of)
             model = build_model(terms, vocabulary, k1, b)
             models.append((model, model.vocab_dict))
         return cls(documents, (models[0][0], models[1][0]), (models[0][1], models[1][1]))
@@ -185,32 +200,9 @@ def _save(index: _Bm25Index, folder: Path) -> None:
     _prune(folder.parent, keep=folder)
 
 
-# The last BM25 index a sync built ahead of its swap, not yet saved for other processes: saving it serialises
-# ~6 MB (0.2 s of the interpreter on Django 3.0), which a server does once idle (`save_deferred`), not while the
-# sync or the questions around it run. Only the latest one is kept: an older build is of no use to anyone.
-_DEFERRED: list[tuple[_Bm25Index, Path]] = []
-_DEFERRED_LOCK = threading.Lock()
-
-
-def save_deferred() -> int:
-    """
-    Save the BM25 index a sync built (for the next process that opens the same documents), if one waits.
-
-    :returns: How many were saved (0 or 1).
-    """
-    with _DEFERRED_LOCK:
-        pending = list(_DEFERRED)
-        _DEFERRED.clear()
-    for index, folder in pending:
-        _save(index, folder)
-    return len(pending)
-
-
-# The terms of each chunk indexed so far, so a rebuild after a sync tokenises only the changed chunks.
-_TERMS = TermCache()
-
-# The BM25 index of each store's current documents, shared by every retriever instance in the process.
-_INDEXES: PerStoreCache[_Bm25Index] = PerStoreCache("BM25 index")
+# The BM25 index of each store's current documents, shared by every retriever instance reading that store; its
+# values live with the store's owner (`store_cache.caches_of`: the folder's `CodeIndex`), with the term cache.
+_INDEXES: Derived[_Bm25Index] = Derived("BM25 index")
 
 
 @component
@@ -274,7 +266,7 @@ class CodeBM25Retriever:
     def _index(self) -> _Bm25Index:
         return _INDEXES.get(self.document_store, self._load_or_build, variant=f"{self.k1}:{self.b}")
 
-    def _load_or_build(self, key: str, documents: list[Document]) -> _Bm25Index:
+    def _load_or_build(self, key: str, documents: list[Document], building: Building) -> _Bm25Index:
         """
         From the user cache when one was saved for these exact documents, else build (and save it there).
 
@@ -282,18 +274,20 @@ class CodeBM25Retriever:
         index lives: a copied, moved or read-only index hits the same entry, and nothing a query does writes
         into the index folder. Only persistent stores (with a documents file) are cached on disk.
         """
+        terms = building.caches.terms
         if getattr(self.document_store, "documents_path", None) is None:
-            return _Bm25Index.build(documents, self.k1, self.b)
+            return _Bm25Index.build(documents, self.k1, self.b, terms)
         ids = hashlib.sha256("\n".join(d.id for d in documents).encode()).hexdigest()
         digest = hashlib.sha256(f"{ids}:{self.k1}:{self.b}:{INDEX_FORMAT}".encode()).hexdigest()[:24]
         cache = bm25_cache_dir()
         folder = cache / f"bm25-{digest}"
         index = _Bm25Index.load(folder, documents) if folder.is_dir() else None
         if index is None:
-            index = _Bm25Index.build(documents, self.k1, self.b)
-            if preparing():  # a sync's swap waits for this build: saved for other processes once idle
-                with _DEFERRED_LOCK:
-                    _DEFERRED[:] = [(index, folder)]
+            index = _Bm25Index.build(documents, self.k1, self.b, terms)
+            # A sync's swap waits for this build: it is saved for other processes once the server is idle
+            # (`StoreCaches.save_deferred`), as saving serialises ~6 MB (0.2 s of the interpreter on Django 3.0).
+            if building.ahead:
+                building.caches.defer(functools.partial(_save, index, folder))
             else:
                 _save(index, folder)
         return index

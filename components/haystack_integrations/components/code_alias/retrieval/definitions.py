@@ -18,13 +18,15 @@ from haystack.document_stores.types import DocumentStore
 from haystack.utils.filters import document_matches_filter
 
 from .._legacy import with_current_type
-from ..indexing.store_cache import PerStoreCache
+from ..indexing.store_cache import Building, Derived
 
 # Per store: its documents in a stable order, and symbol or qualified name -> positions of the defining chunks.
-_DEFINITIONS: PerStoreCache[tuple[list[Document], dict[str, list[int]]]] = PerStoreCache("definition map")
+_DEFINITIONS: Derived[tuple[list[Document], dict[str, list[int]]]] = Derived("definition map")
 
 
-def _definition_map(_key: str, documents: list[Document]) -> tuple[list[Document], dict[str, list[int]]]:
+def _definition_map(
+    _key: str, documents: list[Document], _building: Building
+) -> tuple[list[Document], dict[str, list[int]]]:
     names: dict[str, list[int]] = {}
     for position, document in enumerate(documents):
         for field in ("symbol", "qualified_name"):

@@ -26,11 +26,11 @@ from haystack import Document, component, default_from_dict, default_to_dict
 from haystack.document_stores.in_memory import InMemoryDocumentStore
 
 from .._legacy import with_current_type
-from ..indexing.store_cache import PerStoreCache, best_first
+from ..indexing.store_cache import Building, Derived, best_first
 
 # The unit-normalised vectors of each store's embedded documents, shared by every retriever instance.
 # Rebuilt when chunks gain vectors (a progressive index: chunks without a vector yet are simply not in it).
-_MATRICES: PerStoreCache[tuple[list[Document], np.ndarray]] = PerStoreCache("embedding matrix", vectors=True)
+_MATRICES: Derived[tuple[list[Document], np.ndarray]] = Derived("embedding matrix", vectors=True)
 
 
 #: Definition chunks shorter than this (in lines) are not searched by vector: one-line definitions.
@@ -55,7 +55,7 @@ def searched_by_vector(document: Document, min_definition_lines: int = MIN_DEFIN
 
 
 def _normalised_matrix(
-    _key: str, documents: list[Document], min_definition_lines: int = MIN_DEFINITION_LINES
+    _key: str, documents: list[Document], _building: Building, min_definition_lines: int = MIN_DEFINITION_LINES
 ) -> tuple[list[Document], np.ndarray]:
     embedded = [d for d in documents if searched_by_vector(d, min_definition_lines)]
     if not embedded:

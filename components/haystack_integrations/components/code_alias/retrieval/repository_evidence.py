@@ -7,8 +7,6 @@ a second index. The chunk -> repository array is computed once per loaded BM25 i
 
 from __future__ import annotations
 
-import threading
-import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -27,10 +25,6 @@ class _Repositories:
     chunks: dict[str, int]
 
 
-_CACHE: weakref.WeakKeyDictionary[Any, _Repositories] = weakref.WeakKeyDictionary()
-_LOCK = threading.Lock()
-
-
 @dataclass(frozen=True)
 class RepositoryTerms:
     """What `select_repository` needs: word -> repository -> chunks containing it, and repository -> chunks."""
@@ -40,10 +34,7 @@ class RepositoryTerms:
 
 
 def _repositories(index: Any) -> _Repositories:
-    with _LOCK:
-        known = _CACHE.get(index)
-        if known is not None:
-            return known
+    """The chunk -> repository map of a BM25 index (`index.memo(_repositories)`: once per index)."""
     names: dict[str, int] = {}
     of_chunk = np.fromiter(
         (
@@ -55,10 +46,7 @@ def _repositories(index: Any) -> _Repositories:
     )
     ordered = sorted(names, key=names.__getitem__)
     counts = np.bincount(of_chunk[of_chunk >= 0], minlength=len(ordered))
-    made = _Repositories(ordered, of_chunk, {name: int(counts[i]) for i, name in enumerate(ordered)})
-    with _LOCK:
-        _CACHE[index] = made
-    return made
+    return _Repositories(ordered, of_chunk, {name: int(counts[i]) for i, name in enumerate(ordered)})
 
 
 def _bm25_retriever(pipeline: Any) -> CodeBM25Retriever | None:
@@ -81,7 +69,7 @@ def repository_terms(pipeline: Any, terms: Iterable[str]) -> RepositoryTerms | N
     if retriever is None:
         return None
     index = retriever._index()
-    repos = _repositories(index)
+    repos = index.memo(_repositories)
     if len(repos.names) < 2:
         return None
     scores = index.model.scores

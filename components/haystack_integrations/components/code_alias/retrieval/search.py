@@ -31,7 +31,6 @@ from ..indexing import index_delta, index_files, index_mode, index_repair, repos
 from ..indexing.card_vectors import card_embedder, refresh_card_vectors
 from ..indexing.code_index import CodeIndex
 from ..indexing.store import CodeIndexDocumentStore
-from ..indexing.store_cache import forget_store
 from ..indexing.vector_fill import vector_count
 from ..paths import (
     DEFAULT_MODEL,
@@ -704,7 +703,7 @@ class CodeSearch:
         }
         for index, store in stores.items():
             store.release()
-            forget_store(index)
+            store.derived.forget(index)
 
     def check_filters(
         self, repo: str | list[str] | None = None, package: str | list[str] | None = None

@@ -9,7 +9,6 @@ benchmark and the server; `generator_style` tells which structured-output dialec
 from __future__ import annotations
 
 import inspect
-import os
 from pathlib import Path
 from typing import Any, Literal
 
@@ -32,7 +31,10 @@ STRUCTURED_OUTPUTS: tuple[str, ...] = (
 # In-process models are not safe to call from two threads at once: their calls always go through the slots.
 IN_PROCESS_STYLES: frozenset[str] = frozenset({"llama_cpp", "transformers"})
 LLAMA_CPP_GENERATOR = "haystack_integrations.components.generators.llama_cpp.chat.chat_generator.LlamaCppChatGenerator"
-OPENAI_GENERATOR = "haystack.components.generators.chat.openai.OpenAIChatGenerator"
+# Haystack's OpenAIChatGenerator, whose client starts without a key (a local server needs none; `openai_server`).
+OPENAI_GENERATOR = (
+    "haystack_integrations.components.code_alias.rewriting.openai_server.OpenAICompatibleChatGenerator"
+)
 OPENAI_KEY_ENV_VARS = ["CODE_ALIAS_OPENAI_API_KEY", "OPENAI_API_KEY"]
 # A time-out cannot stop an in-process generation: it only throws the finished answer away while the cores stay
 # busy. On 2 CPU cores the 1.5B took longer than the pipelines' 20 s on 183 of 299 SWE-QA questions (p50 21.6 s).
@@ -52,7 +54,8 @@ def chat_generator_spec(
     The serialised ChatGenerator for a local GGUF file (llama.cpp) or an OpenAI-compatible server.
 
     Used by the CLI, the benchmark and the integration test, and usable as `CodeSearch(chat_generator=...)`. The
-    API key of an OpenAI-compatible server comes only from `$CODE_ALIAS_OPENAI_API_KEY` or `$OPENAI_API_KEY`.
+    API key of an OpenAI-compatible server comes only from `$CODE_ALIAS_OPENAI_API_KEY` or `$OPENAI_API_KEY` (with
+    neither, the client gets a placeholder, which local servers accept: `openai_server`); it is never serialised.
 
     :param gguf: Path of a GGUF model (needs the `[llama-cpp]` extra).
     :param openai_base_url: Base URL of an OpenAI-compatible server (Ollama, vLLM, llama.cpp server, OpenAI).
@@ -113,17 +116,14 @@ def usable_chat_generator_spec(
     `chat_generator_spec` for a generator this process is about to run: what the CLI, the benchmark and the server
     all need before they load one.
 
-    A GGUF file must exist; an OpenAI-compatible server with no key in the environment gets the placeholder key
-    "no-key" in `$CODE_ALIAS_OPENAI_API_KEY` (local servers ignore the key; the OpenAI client refuses to start
-    without one).
+    A GGUF file must exist. (An OpenAI-compatible server with no key in the environment needs nothing more: its
+    generator hands the client a placeholder key, `openai_server.OpenAICompatibleChatGenerator`.)
 
     :raises FileNotFoundError: `gguf` is not a file.
     :raises ValueError: Neither or both of `gguf` and `openai_base_url`.
     """
     if gguf and not Path(gguf).is_file():
         raise FileNotFoundError(f"{gguf}: no such GGUF file")
-    if openai_base_url and not any(os.environ.get(name) for name in OPENAI_KEY_ENV_VARS):
-        os.environ[OPENAI_KEY_ENV_VARS[0]] = "no-key"
     return chat_generator_spec(
         gguf=gguf, openai_base_url=openai_base_url, model=model, timeout=timeout, n_threads=n_threads
     )

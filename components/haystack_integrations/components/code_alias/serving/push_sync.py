@@ -60,11 +60,8 @@ from ..indexing.store import (
     holding_served,
     restamp_serving,
     serve_documents,
-    serving_index,
 )
-from ..indexing.store_cache import prepare_all
 from ..paths import DICTIONARY_FILE
-from ..retrieval.bm25 import save_deferred
 from ..retrieval.search import CodeSearch
 
 logger = logging.getLogger(__name__)
@@ -142,7 +139,7 @@ class WarmIndexer:
                 with index_files.index_lock(self.index_dir, timeout=lock_timeout):
                     store.reload()  # a build another process saved meanwhile: its chunks, with these vectors
                     store.set_embeddings(vectors)
-                    prepared = prepare_all(serving_index(self.index_dir), store.storage.values())
+                    prepared = self.search.code_index.prepare_served(store.storage.values())
                     with holding_served(self.index_dir):
                         store.persist()
                         serve_documents(store, prepared)
@@ -192,10 +189,10 @@ class WarmIndexer:
     def idle(self, *, lock_timeout: float | None = None) -> None:
         """
         What a server does between syncs, off their path: save the BM25 index the last sync built, for other
-        processes (`bm25.save_deferred`), and compact the chains of deltas when due (`compact`).
+        processes (`StoreCaches.save_deferred`), and compact the chains of deltas when due (`compact`).
         """
 
-        save_deferred()
+        self.search.code_index.derived.save_deferred()
         self.compact(lock_timeout=lock_timeout)
 
     def settle(self) -> None:
@@ -337,7 +334,7 @@ class WarmIndexer:
         )
         lap("plan_split_write")
         # What the queries derive from the chunks (BM25 index...) and the hint index, built before the swap.
-        prepared = prepare_all(serving_index(self.index_dir), store.storage.values())
+        prepared = self.search.code_index.prepare_served(store.storage.values())
         lap("prepare")
         handle = DictionaryHandle.for_path(self.index_dir / DICTIONARY_FILE)
         hints = None
