@@ -88,11 +88,16 @@ def same_record(old: Document, new: Document) -> bool:
     )
 
 
-def read_documents(path: Path, lines_out: dict[str, tuple[Document, str]] | None = None) -> list[Document]:
+def read_documents(
+    path: Path,
+    lines_out: dict[str, tuple[Document, str]] | None = None,
+    vectors_out: dict[str, tuple[Document, np.ndarray]] | None = None,
+) -> list[Document]:
     """
     Read what `write_documents_file` wrote; a damaged file raises `IndexDamagedError` naming it and the fix.
 
     :param lines_out: Filled with id -> (chunk, its JSON line as saved), for a writer's next delta.
+    :param vectors_out: Filled with id -> (chunk, its vector as a float32 row of the file's matrix).
     """
     try:
         with np.load(path, allow_pickle=False) as data:
@@ -115,6 +120,8 @@ def read_documents(path: Path, lines_out: dict[str, tuple[Document, str]] | None
             documents.append(document)
             if lines_out is not None:
                 lines_out[document.id] = (document, line)
+            if vectors_out is not None and embedding is not None:
+                vectors_out[document.id] = (document, matrix[row])
     except FileNotFoundError as error:
         raise IndexNotFoundError(f"{path}: no documents file; {rebuild_hint(path.parent)}") from error
     except (OSError, ValueError, KeyError, IndexError, TypeError, EOFError, zipfile.BadZipFile) as error:

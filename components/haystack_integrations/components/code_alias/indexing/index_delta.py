@@ -279,22 +279,26 @@ def documents_delta(
 
 
 def load_documents(
-    folder: Path, artifact: Artifact, lines: dict[str, tuple[Document, str]] | None = None
+    folder: Path,
+    artifact: Artifact,
+    lines: dict[str, tuple[Document, str]] | None = None,
+    vectors: dict[str, tuple[Document, np.ndarray]] | None = None,
 ) -> list[Document]:
     """
     The chunks an index folder's manifest names (`artifact`): the base documents file with its deltas applied in
     order (a changed chunk moves to the end, as the store's own writes put it).
 
     :param lines: Filled with id -> (chunk, its saved JSON line) of the result (`documents_file.read_documents`).
+    :param vectors: Filled with id -> (chunk, its vector row) of the result's chunks that have one.
     :raises IndexDamagedError: A damaged file (named, with the fix).
     """
-    base = documents_file.read_documents(folder / artifact.file, lines)
+    base = documents_file.read_documents(folder / artifact.file, lines, vectors)
     if not artifact.deltas:
         return base
     chunks = {d.id: d for d in base}
     for delta in artifact.deltas:
         path = folder / delta.file
-        added = documents_file.read_documents(path, lines)
+        added = documents_file.read_documents(path, lines, vectors)
         try:
             with np.load(path, allow_pickle=False) as data:
                 removed = json.loads(data["removed"].tobytes().decode("utf-8"))
@@ -304,9 +308,13 @@ def load_documents(
             chunks.pop(document_id, None)
             if lines is not None:  # a delta's removed ids and its added chunks are disjoint
                 lines.pop(document_id, None)
+            if vectors is not None:
+                vectors.pop(document_id, None)
         for document in added:
             chunks.pop(document.id, None)
             chunks[document.id] = document
+            if vectors is not None and document.embedding is None:
+                vectors.pop(document.id, None)  # its earlier version's vector describes it no longer
     return list(chunks.values())
 
 

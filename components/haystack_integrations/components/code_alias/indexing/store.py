@@ -12,6 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from haystack import Document, component, default_from_dict, default_to_dict
 from haystack.document_stores.in_memory import InMemoryDocumentStore
 from haystack.document_stores.types import DuplicatePolicy
@@ -157,13 +158,20 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
                 return
             # A writer's store keeps each chunk's saved line from the load on, so its first save is a delta already.
             lines: dict[str, tuple[Document, str]] | None = {} if self.writer is not None else None
-            loaded = index_delta.load_documents(self._folder, artifact, lines) if artifact is not None else []
+            vectors: dict[str, tuple[Document, np.ndarray]] = {}
+            loaded = [] if artifact is None else index_delta.load_documents(self._folder, artifact, lines, vectors)
             self._swap_in(loaded)
+            documents.vectors = vectors
             if lines is not None and artifact is not None and len(lines) == len(loaded):
                 documents.lines = lines
                 documents.on_disk = artifact.chain()
             documents.loaded = stamp
             documents.saved_generation = documents.generation
+
+    @property
+    def loaded_vectors(self) -> dict[str, tuple[Document, np.ndarray]]:
+        """Each loaded chunk's vector row, as read from the index files (`DocumentSet.vectors`)."""
+        return self._documents.vectors
 
     def _swap_in(self, documents: list[Document]) -> None:
         """

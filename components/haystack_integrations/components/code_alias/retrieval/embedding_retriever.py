@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -55,12 +56,25 @@ def searched_by_vector(document: Document, min_definition_lines: int = MIN_DEFIN
 
 
 def _normalised_matrix(
-    _key: str, documents: list[Document], _building: Building, min_definition_lines: int = MIN_DEFINITION_LINES
+    _key: str,
+    documents: list[Document],
+    _building: Building,
+    min_definition_lines: int = MIN_DEFINITION_LINES,
+    loaded: Mapping[str, tuple[Document, np.ndarray]] | None = None,
 ) -> tuple[list[Document], np.ndarray]:
+    """
+    :param loaded: The chunks' vectors as the index files hold them (`CodeIndexDocumentStore.loaded_vectors`):
+        a chunk found there (the same object) takes its row instead of converting its list of floats.
+    """
     embedded = [d for d in documents if searched_by_vector(d, min_definition_lines)]
     if not embedded:
         return [], np.zeros((0, 0), dtype=np.float32)
-    matrix = np.asarray([d.embedding for d in embedded], dtype=np.float32).reshape(len(embedded), -1)
+    known = loaded or {}
+    rows = []
+    for document in embedded:
+        entry = known.get(document.id)
+        rows.append(entry[1] if entry is not None and entry[0] is document else document.embedding)
+    matrix = np.array(rows, dtype=np.float32).reshape(len(embedded), -1)
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     matrix /= np.where(norms == 0.0, 1.0, norms)
     return embedded, matrix
@@ -112,7 +126,12 @@ class CodeEmbeddingRetriever:
         lines = self.min_definition_lines
         return _MATRICES.get(
             self.document_store,
-            functools.partial(_normalised_matrix, min_definition_lines=lines),
+            # The rows as loaded: a build ahead of a swap (other chunk objects) converts their lists instead.
+            functools.partial(
+                _normalised_matrix,
+                min_definition_lines=lines,
+                loaded=getattr(self.document_store, "loaded_vectors", None),
+            ),
             variant="" if lines == MIN_DEFINITION_LINES else f"min_definition_lines={lines}",
         )
 
