@@ -45,6 +45,14 @@ def _ask(index_dir: str, question: str, env: dict[str, str], *extra: str) -> tup
     return time.perf_counter() - started, json.loads(done.stdout)
 
 
+def _stop(pid: int) -> None:
+    """Stop a warm server and wait until it has exited (its announcement goes with it)."""
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 60
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+
 def _summary(seconds: list[float]) -> dict[str, float]:
     ordered = sorted(seconds)
     return {
@@ -77,9 +85,8 @@ def main() -> int:
     firsts: list[float] = []
     answer: dict[str, Any] = {}
     for _ in range(args.first_rounds):
-        if firsts:  # a fresh start each time: the last one's server stopped, a new private cache folder
-            os.kill(int(answer["server_pid"]), signal.SIGTERM)
-            env["CODE_ALIAS_CACHE_DIR"] = tempfile.mkdtemp(prefix="warm-ask-")
+        if firsts:  # a fresh start each time: the last one's server stopped and gone (same user cache, as a user's)
+            _stop(int(answer["server_pid"]))
         first, answer = _ask(args.index_dir, next(question), env)
         assert answer.get("server_kind") == "warm", "the first ask did not start the warm server"
         firsts.append(first)
@@ -96,7 +103,7 @@ def main() -> int:
         assert answer.get("retrieval") == "lexical" and answer.get("server_pid") is not None, "not a warm lexical ask"
         warm_lexical.append(seconds)
     rows["later --lexical asks (through the warm server)"] = _summary(warm_lexical)
-    os.kill(int(answer["server_pid"]), signal.SIGTERM)
+    _stop(int(answer["server_pid"]))
     for name, row in rows.items():
         print(f"{name:<50} p50 {row['p50']:>7.3f} s  (min {row['min']:.3f}, max {row['max']:.3f}, n {row['n']})")
     if args.out:

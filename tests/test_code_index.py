@@ -172,3 +172,24 @@ def test_the_vector_search_stacks_the_rows_it_loaded_and_forgets_them_on_any_cha
     top = CodeEmbeddingRetriever(document_store=loaded, top_k=1).run(query_embedding=[0.0, 0.0, 1.0])["documents"]
     assert top[0].id == "c3" and top[0].score == pytest.approx(1.0)
     loaded.discard()
+
+
+def test_indexing_leaves_the_keyword_index_ready_for_the_first_question(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The BM25 index is built at index time (saved in the user cache, keyed by the chunks): the first question of a
+    # fresh process loads it instead of building it (about 5 s of a first ask on Django 3.0).
+    from haystack_integrations.components.code_alias.retrieval import bm25
+
+    monkeypatch.setenv("CODE_ALIAS_CACHE_DIR", str(tmp_path / "cache"))
+    folder = tmp_path / "index"
+    search = CodeSearch(folder, lexical=True)
+    search.index(ACME_REPO)
+    assert len(list(bm25.bm25_cache_dir().glob("bm25-*"))) == 1  # before any question was asked
+    CodeIndex.open(folder).derived.forget(CodeIndex.served_name(folder))  # as a fresh process: nothing in memory
+
+    def no_build(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the first question built the BM25 index")
+
+    monkeypatch.setattr(bm25._Bm25Index, "build", no_build)
+    assert search.ask(ACME_QUESTION).files[0]["file_path"] == "packages/payments-core/src/retry.ts"
