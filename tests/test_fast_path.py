@@ -215,6 +215,32 @@ def test_progress_switch_and_its_restoration(
         progress_bar(range(1))
 
 
+def test_a_model_library_first_loaded_under_no_progress_keeps_its_bars_after() -> None:
+    """
+    transformers copies huggingface_hub's switch when first imported: loaded inside `--no-progress` (a model loaded
+    by the command) it used to keep its bars off for the process, and the next model load then turned the hub's off
+    for good (seen as a test that failed or passed by the order of the suite). In a fresh interpreter, as a first
+    import.
+    """
+    code = (
+        "from huggingface_hub import utils as hub\n"
+        "from haystack_integrations.components.code_alias.progress import progress_disabled, quiet_model_loading\n"
+        "with progress_disabled():\n"
+        "    from transformers.utils import logging as tl\n"
+        "    inside = [hub.are_progress_bars_disabled(), tl.is_progress_bar_enabled()]\n"
+        "after_block = [hub.are_progress_bars_disabled(), tl.is_progress_bar_enabled()]\n"
+        "with quiet_model_loading():\n"
+        "    loading = [hub.are_progress_bars_disabled(), tl.is_progress_bar_enabled()]\n"
+        "after_load = [hub.are_progress_bars_disabled(), tl.is_progress_bar_enabled()]\n"
+        "import json; print(json.dumps([inside, after_block, loading, after_load]))\n"
+    )
+    result = _python(code, env={"PYTHONPATH": os.pathsep.join(sys.path)})
+    assert result.returncode == 0, result.stderr
+    inside, after_block, loading, after_load = json.loads(result.stdout.splitlines()[-1])
+    assert inside == [True, False] and loading == [True, False]  # (hub bars disabled, transformers bars on)
+    assert after_block == [False, True] and after_load == [False, True]
+
+
 def test_bench_no_progress_turns_the_switch_off_for_the_run(tmp_path: Path) -> None:
     """`code-alias bench run --no-progress` runs with the switch off (the indexing bars read it) and restores it."""
     from haystack_integrations.components.code_alias.evaluation import runner

@@ -65,29 +65,48 @@ def progress_disabled(disabled: bool = True) -> Iterator[None]:
 
 
 def _silence_hugging_face() -> Callable[[], None]:
-    """Turn the bars of huggingface_hub and transformers off; returns what turns back on those that were on."""
-    hub: Any = None
+    """Turn the bars of huggingface_hub and transformers off; returns what puts both back as they were."""
+    before = _hugging_face_bars()
     with contextlib.suppress(ImportError):
         # Optional (sentence-transformers brings it); its switch also sets transformers' when that loads later.
         from huggingface_hub import utils as hub
-    hub_was_on = hub is not None and not hub.are_progress_bars_disabled()
-    if hub_was_on:
+
         hub.disable_progress_bars()
-    transformers_was_on = _transformers_bars_enabled()
-    if transformers_was_on:
+    if "transformers" in sys.modules:
         from transformers.utils import logging as transformers_logging
 
         transformers_logging.disable_progress_bar()
+    return lambda: _restore_hugging_face_bars(before)
 
-    def restore() -> None:
-        if hub_was_on:
+
+def _hugging_face_bars() -> tuple[bool | None, bool | None]:
+    """(huggingface_hub's bars on, transformers' bars on); None for a library not loaded (transformers) or absent."""
+    hub_on: bool | None = None
+    with contextlib.suppress(ImportError):
+        from huggingface_hub import utils as hub
+
+        hub_on = not hub.are_progress_bars_disabled()
+    return hub_on, _transformers_bars_enabled() if "transformers" in sys.modules else None
+
+
+def _restore_hugging_face_bars(before: tuple[bool | None, bool | None]) -> None:
+    """
+    Turn back on the switches that were on (only those: a block that found them off, beside another that turned them
+    off, leaves them to that one). transformers copies huggingface_hub's switch when it is first imported, so a
+    transformers loaded inside the block (a model loaded under `--no-progress`) counts as on when the hub was; and its
+    switch sets the hub's too, hence transformers first, then the hub.
+    """
+    hub_on, transformers_on = before
+    transformers_was_on = transformers_on if transformers_on is not None else hub_on
+    if transformers_was_on and "transformers" in sys.modules and not _transformers_bars_enabled():
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.enable_progress_bar()
+    if hub_on:
+        from huggingface_hub import utils as hub
+
+        if hub.are_progress_bars_disabled():
             hub.enable_progress_bars()
-        if transformers_was_on:
-            from transformers.utils import logging as transformers_logging
-
-            transformers_logging.enable_progress_bar()
-
-    return restore
 
 
 def _transformers_bars_enabled() -> bool:
@@ -128,15 +147,11 @@ def quiet_model_loading() -> Iterator[None]:
 
     loggers = [logging.getLogger(name) for name in _MODEL_LOGGERS]
     levels = [logger.level for logger in loggers]  # restored afterwards
-    bars_were_on = False
-    transformers_logging: Any = None
-    try:
+    before = _hugging_face_bars()
+    with contextlib.suppress(ImportError):  # no transformers: nothing of it to silence
         from transformers.utils import logging as transformers_logging
 
-        bars_were_on = transformers_logging.is_progress_bar_enabled()
         transformers_logging.disable_progress_bar()
-    except ImportError:  # no transformers: nothing of it to silence
-        pass
     for logger in loggers:
         logger.setLevel(logging.ERROR)
     try:
@@ -144,5 +159,4 @@ def quiet_model_loading() -> Iterator[None]:
     finally:
         for logger, level in zip(loggers, levels, strict=True):
             logger.setLevel(level)
-        if transformers_logging is not None and bars_were_on:
-            transformers_logging.enable_progress_bar()
+        _restore_hugging_face_bars(before)
