@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pytest
 from haystack import Document
+from haystack_integrations.components.embedders import sentence_transformers as sentence_transformers_components
 
 from haystack_integrations.components.code_alias import cli
 from haystack_integrations.components.code_alias.indexing.vector_fill import (
@@ -76,8 +77,12 @@ class FakeModel:
 
 @pytest.fixture
 def fake_model(monkeypatch: pytest.MonkeyPatch) -> type[FakeModel]:
-    monkeypatch.setattr(embedders, "SentenceTransformersDocumentEmbedder", FakeModel)
-    monkeypatch.setattr(embedders, "SentenceTransformersTextEmbedder", FakeModel)
+    # The embedders import the sentence-transformers components inside warm_up (a slow import kept off the
+    # lexical path), so the stand-in replaces them where that import reads them; the numpy question encoder is
+    # declined so that the question's vector comes from the stand-in too.
+    monkeypatch.setattr(sentence_transformers_components, "SentenceTransformersDocumentEmbedder", FakeModel)
+    monkeypatch.setattr(sentence_transformers_components, "SentenceTransformersTextEmbedder", FakeModel)
+    monkeypatch.setattr(embedders.BertSentenceEncoder, "supports", staticmethod(lambda _path: False))
     monkeypatch.setattr(FakeModel, "calls", 0)
     monkeypatch.setattr(FakeModel, "chunks", [])
     monkeypatch.setattr(FakeModel, "fail_on_call", None)
