@@ -165,7 +165,11 @@ def main() -> None:
         logit = math.log(base / (1 - base))
         words_reference = (logit - fitted["words"].intercept) / slope if slope > 0 else 0.0
         print(f"words reference similarity {words_reference:.3f} (base rate {base:.4f})")
+        # The places model is fitted by its own command (fit_hint_places.py) and kept as it is.
+        kept = HintCalibration.load(args.output) if args.output.is_file() else None
         calibration = HintCalibration(
+            places=kept.places if kept is not None else None,
+            places_source=kept.places_source if kept is not None else "",
             semantic=fitted["semantic"],
             words=fitted["words"],
             words_reference=words_reference,

@@ -11,6 +11,8 @@ command and the coefficients are in BENCHMARKS.md. Two models:
 - ``combined``: P(gold | every piece of evidence of a hint): the lexical kinds' hand-set values, the semantic
   features when it is among the nearest cards, and its card's similarity whatever its evidence. Where the index has
   cards it replaces the hand-set noisy-OR combination (`core.hints`), mapped onto the same scale (``scale``).
+- ``places``: P(gold | where a candidate stands in the word and card rankings, and its evidence kinds): which
+  candidates get the capped hint list's places (`core.hint_places`; fitted by `benchmarks/fit_hint_places.py`).
 - ``scale``: P(gold | the hand-set noisy-OR confidence) of the hints without semantic evidence. A semantic hint's
   P(gold) is turned into the confidence that lexical hints *equally often right* have (the inverse of `scale`), so
   the thresholds downstream (`core.rewrite.STRONG_CONFIDENCE`, `RankFusion`) read both kinds alike.
@@ -93,7 +95,12 @@ class HintCalibration:
     :param semantic: P(gold) of a semantic candidate.
     :param words: P(gold) of a word-overlap-only hint from its card's similarity; None = no damping.
     :param words_reference: The similarity at which `words` gives a word hint its full confidence back.
+    :param scale: P(gold) of a lexical hint from its hand-set confidence (maps fitted P(gold) onto that scale).
+    :param combined: P(gold) of a hint from all its evidence.
+    :param places: P(gold) of a pool candidate from its ranks (`core.hint_places`); None = the nearest cards keep
+        reserved places.
     :param source: How the models were fitted (command, data, date), shown in reports.
+    :param places_source: How `places` was fitted (it is fitted by its own command).
     """
 
     semantic: Logistic
@@ -101,7 +108,9 @@ class HintCalibration:
     words_reference: float = 0.5
     scale: Logistic | None = None
     combined: Logistic | None = None
+    places: Logistic | None = None
     source: str = ""
+    places_source: str = ""
 
     def hint_confidence(
         self, evidence: dict[str, float], semantic: tuple[float, int, float] | None, similarity: float | None
@@ -150,7 +159,9 @@ class HintCalibration:
             "words_reference": self.words_reference,
             "scale": self.scale.to_dict() if self.scale is not None else None,
             "combined": self.combined.to_dict() if self.combined is not None else None,
+            "places": self.places.to_dict() if self.places is not None else None,
             "source": self.source,
+            "places_source": self.places_source,
         }
 
     @classmethod
@@ -158,13 +169,16 @@ class HintCalibration:
         words = data.get("words")
         scale = data.get("scale")
         combined = data.get("combined")
+        places = data.get("places")
         return cls(
+            places=Logistic.from_dict(places) if places else None,
             combined=Logistic.from_dict(combined) if combined else None,
             scale=Logistic.from_dict(scale) if scale else None,
             semantic=Logistic.from_dict(data["semantic"]),
             words=Logistic.from_dict(words) if words else None,
             words_reference=float(data.get("words_reference", 0.5)),
             source=str(data.get("source", "")),
+            places_source=str(data.get("places_source", "")),
         )
 
     @classmethod

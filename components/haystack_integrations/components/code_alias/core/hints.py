@@ -35,6 +35,7 @@ from rapidfuzz import fuzz, process
 
 from .calibration import HintCalibration
 from .cards import SymbolCards
+from .hint_places import POOL_DEPTH, PlacePool, card_ranks, place_features
 from .identifiers import STOP_WORDS, find_identifiers, normalise, split_identifier, text_words, unique
 from .model import AliasDictionary, SymbolEntry
 from .testfiles import is_test_file
@@ -59,6 +60,8 @@ SEMANTIC_WEIGHT = 8.0
 SEMANTIC_DEPTH = 20
 #: Cards less similar than this lend nothing (MiniLM gives unrelated short texts ~0.1-0.2).
 SEMANTIC_MIN_SIMILARITY = 0.25
+#: With a fitted places model (`core.hint_places`), how many of the nearest cards keep a place regardless.
+PLACES_NEAREST_KEPT = 5
 
 EvidenceKind = Literal[
     "exact",
@@ -502,6 +505,7 @@ class HintIndex:
             [PACKAGE_WORD_WEIGHT if t.kind == "package" else NAME_WORD_WEIGHT for t in self.targets]
         )
         self._card_targets: tuple[SymbolCards, np.ndarray] | None = None
+        self._symbol_mask = np.asarray([t.kind == "symbol" for t in self.targets], dtype=bool)
         self._name_vocabulary = sorted(self._by_exact)
         self._word_vocabulary = sorted(set(self._by_name_word) | set(self._by_doc_word))
 
@@ -558,9 +562,53 @@ class HintIndex:
         :param calibration: The fitted semantic models; None = the packaged `config/hint_calibration.json`.
         :returns: Hints, best first; ties broken by name so the order is deterministic.
         """
+        return self._lookup(
+            question,
+            limit=limit,
+            retrieved=retrieved,
+            question_vector=question_vector,
+            cards=cards,
+            calibration=calibration,
+        )[0]
+
+    def place_pool(
+        self,
+        question: str,
+        *,
+        limit: int = 40,
+        retrieved: Sequence[str] | None = None,
+        question_vector: Sequence[float] | np.ndarray | None = None,
+        cards: SymbolCards | None = None,
+        calibration: HintCalibration | None = None,
+    ) -> PlacePool | None:
+        """
+        The candidates that compete for the symbol places of `lookup` with the same arguments, and their features
+        (`core.hint_places`); None without cards or a question vector. What `benchmarks/fit_hint_places.py` fits on.
+        """
+        return self._lookup(
+            question,
+            limit=limit,
+            retrieved=retrieved,
+            question_vector=question_vector,
+            cards=cards,
+            calibration=calibration,
+            want_pool=True,
+        )[1]
+
+    def _lookup(
+        self,
+        question: str,
+        *,
+        limit: int,
+        retrieved: Sequence[str] | None,
+        question_vector: Sequence[float] | np.ndarray | None,
+        cards: SymbolCards | None,
+        calibration: HintCalibration | None,
+        want_pool: bool = False,
+    ) -> tuple[list[Hint], PlacePool | None]:
         count = len(self.targets)
         if count == 0:
-            return []
+            return [], None
         card_scores = (
             self._target_similarity(cards, question_vector)
             if cards is not None and question_vector is not None
@@ -662,16 +710,24 @@ class HintIndex:
         for index, amount in sparse.items():
             total[index] += amount
 
-        candidates = np.flatnonzero(total > 0)
-        if len(candidates) > limit:
-            # Everything tied with the limit-th score stays in, so the final order is deterministic.
-            kth = np.partition(total[candidates], len(candidates) - limit)[len(candidates) - limit]
-            candidates = candidates[total[candidates] >= kth]
-        ranked = sorted(
-            candidates.tolist(),
-            key=lambda i: (-total[i], not self.targets[i].exported, self.targets[i].name),
-        )[:limit]
-        if semantic:
+        ranked = self._best(total, total > 0, limit)
+        pool: PlacePool | None = None
+        if card_scores is not None and (want_pool or (calibration is not None and calibration.places is not None)):
+            lexical = total.copy()
+            for index, amount in semantic_credit.items():
+                lexical[index] -= amount
+            kinds = _PoolKinds(evidence, name_score, doc_score, all_words, abbreviated, short_question)
+            pool = self._place_pool(lexical, card_scores, kinds)
+        if pool is not None and calibration is not None and calibration.places is not None:
+            # The fitted model fills the symbol places; package hints keep theirs (`core.hint_places`).
+            # The very nearest cards keep a place whatever the model says: it is linear in the ranks, and a card
+            # far nearer than the rest (a whole vocabulary gap bridged) is the case it rates worst.
+            packages = [i for i in ranked if self.targets[i].kind == "package"]
+            nearest = [i for i in semantic[:PLACES_NEAREST_KEPT] if i not in packages][: max(0, limit - len(packages))]
+            placed = packages + nearest
+            placed += pool.choose(calibration.places, limit - len(placed), exclude=set(placed))
+            ranked = sorted(placed, key=lambda i: (-total[i], not self.targets[i].exported, self.targets[i].name))
+        elif semantic:
             # The nearest cards keep their places: they are the candidates word overlap cannot produce.
             chosen, near = set(ranked), set(semantic)
             missing = [i for i in semantic if i not in chosen][:limit]
@@ -719,7 +775,44 @@ class HintIndex:
             hint.semantic_score = semantic_credit.get(index, 0.0)
             hint.similarity = card_similarity
             hints.append(hint)
-        return hints
+        return hints, pool
+
+    def _best(self, scores: np.ndarray, eligible: np.ndarray, limit: int) -> list[int]:
+        """The `limit` eligible targets of highest score, best first (exported first, then by name, on ties)."""
+        candidates = np.flatnonzero(eligible)
+        if len(candidates) > limit:
+            # Everything tied with the limit-th score stays in, so the final order is deterministic.
+            kth = np.partition(scores[candidates], len(candidates) - limit)[len(candidates) - limit]
+            candidates = candidates[scores[candidates] >= kth]
+        return sorted(
+            candidates.tolist(),
+            key=lambda i: (-scores[i], not self.targets[i].exported, self.targets[i].name),
+        )[:limit]
+
+    def _place_pool(self, lexical: np.ndarray, card_scores: np.ndarray, kinds: _PoolKinds) -> PlacePool:
+        """The best `POOL_DEPTH` symbols by word score and by card similarity, with their place features."""
+        symbols = self._symbol_mask
+        by_words = self._best(lexical, (lexical > 0) & symbols, POOL_DEPTH)
+        by_cards = _nearest_targets(np.where(symbols, card_scores, np.nan), POOL_DEPTH, -1.0)
+        indexes = unique_ints([*by_words, *by_cards])
+        word_rank = {index: rank for rank, index in enumerate(by_words)}
+        ranks = card_ranks(np.where(symbols, card_scores, np.nan), indexes)
+        best_similarity = float(card_scores[by_cards[0]]) if by_cards else 0.0
+        top = float(lexical[by_words[0]]) if by_words else 0.0
+        features = []
+        for index in indexes:
+            value = float(card_scores[index])
+            features.append(
+                place_features(
+                    word_rank=word_rank.get(index),
+                    word_share=float(lexical[index]) / top if top > 0 and lexical[index] > 0 else 0.0,
+                    card_rank=ranks.get(index),
+                    similarity=None if math.isnan(value) else value,
+                    best_similarity=best_similarity,
+                    kinds=kinds.of(index),
+                )
+            )
+        return PlacePool(indexes=indexes, features=features)
 
     def _retrieved_targets(self, names: Iterable[str]) -> list[int]:
         """The symbol targets of the first `RETRIEVED_DEPTH` distinct retrieved names, in their order."""
@@ -830,6 +923,32 @@ class HintIndex:
 
 #: Evidence kinds of a hint that only shares words with the question.
 _WORD_ONLY = frozenset({"words", "doc", "abbreviation", "all-words", "described"})
+
+
+@dataclass(frozen=True)
+class _PoolKinds:
+    """A lookup's evidence, read per target for the place features (the kinds `Hint.evidence` would show)."""
+
+    sparse: Mapping[int, Mapping[str, float]]
+    name_score: np.ndarray
+    doc_score: np.ndarray
+    all_words: np.ndarray
+    abbreviated: np.ndarray
+    short_question: bool
+
+    def of(self, index: int) -> set[str]:
+        kinds = {kind for kind in self.sparse.get(index, {}) if kind != "semantic"}
+        if self.name_score[index] > 0:
+            kinds.add("words")
+        if self.doc_score[index] > 0:
+            kinds.add("doc")
+        if self.all_words[index]:
+            kinds.add("all-words")
+            if self.short_question:
+                kinds.add("described")
+        if self.abbreviated[index]:
+            kinds.add("abbreviation")
+        return kinds
 
 
 def _nearest_targets(similarity: np.ndarray, depth: int, minimum: float) -> list[int]:
