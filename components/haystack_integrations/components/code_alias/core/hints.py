@@ -622,8 +622,12 @@ class HintIndex:
         evidence: dict[int, dict[str, float]] = defaultdict(dict)
         details: dict[int, dict[str, str]] = defaultdict(dict)
 
+        lexical_sparse: dict[int, float] = defaultdict(float)  # the same without "semantic": the word ranking
+
         def credit(index: int, amount: float, kind: str, confidence: float, detail: str = "") -> None:
             sparse[index] += amount
+            if kind != "semantic":
+                lexical_sparse[index] += amount
             if confidence > evidence[index].get(kind, -1.0):
                 evidence[index][kind] = confidence
                 if detail:
@@ -707,15 +711,16 @@ class HintIndex:
         share = matched / np.maximum(content, 1)
         partial = np.where(matched > 0, 0.5 + 0.5 * share, 1.0)
         total = name_score * np.where(all_words, 1.0, partial) + all_words * (ALL_WORDS_BONUS * content) + doc_score
+        words_only = total.copy() if card_scores is not None else None
         for index, amount in sparse.items():
             total[index] += amount
 
         ranked = self._best(total, total > 0, limit)
         pool: PlacePool | None = None
         if card_scores is not None and (want_pool or (calibration is not None and calibration.places is not None)):
-            lexical = total.copy()
-            for index, amount in semantic_credit.items():
-                lexical[index] -= amount
+            lexical = words_only if words_only is not None else total.copy()
+            for index, amount in lexical_sparse.items():
+                lexical[index] += amount
             kinds = _PoolKinds(evidence, name_score, doc_score, all_words, abbreviated, short_question)
             pool = self._place_pool(lexical, card_scores, kinds)
         if pool is not None and calibration is not None and calibration.places is not None:
@@ -730,9 +735,10 @@ class HintIndex:
         elif semantic:
             # The nearest cards keep their places: they are the candidates word overlap cannot produce.
             chosen, near = set(ranked), set(semantic)
-            missing = [i for i in semantic if i not in chosen][:limit]
+            kept = [i for i in ranked if i in near]
+            # a limit under twice SEMANTIC_DEPTH must still hold: kept and missing cards together fill at most it
+            missing = [i for i in semantic if i not in chosen][: max(0, limit - len(kept))]
             if missing:
-                kept = [i for i in ranked if i in near]
                 others = [i for i in ranked if i not in near][: max(0, limit - len(kept) - len(missing))]
                 ranked = sorted(
                     [*others, *kept, *missing],
