@@ -53,6 +53,11 @@ def test_what_counts_as_a_question_about_tests() -> None:
     assert asks_about_tests("conftest fixture for the database")
     assert not asks_about_tests("pytest crashes when collecting a package")  # a project name, not a test word
     assert not asks_about_tests("where is the retry helper?") and not asks_about_tests(None)
+    # a test written out by name asks about that test; a project name or a word that merely contains "test" does not
+    assert asks_about_tests("What is the dependency chain between the TestRequests class and the exceptions?")
+    assert asks_about_tests("What does test_encoding_preserved verify across transformations?")
+    assert not asks_about_tests("where is pytest_collection_modifyitems called?")
+    assert not asks_about_tests("how does attest_signature validate the contest_entry?")
     long_issue = "Parser drops the last token.\n" + "Details of what happens. " * 20 + "The test below fails."
     assert not asks_about_tests(long_issue)  # an issue text mentions tests in passing
 

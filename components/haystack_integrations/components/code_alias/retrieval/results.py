@@ -11,6 +11,7 @@ from typing_extensions import NotRequired, TypedDict  # pydantic (Hayhooks' sche
 
 from .._legacy import with_current_type
 from ..core.fusion import RRF_K
+from ..core.identifiers import find_identifiers, split_identifier
 from ..core.near_duplicates import DEFAULT_THRESHOLD, near_duplicate_positions, token_set
 from ..core.reexports import declaration_stem
 from ..core.testfiles import is_test_file
@@ -202,8 +203,19 @@ def question_best_first(symbols: list[Document]) -> list[Document]:
 
 
 def asks_about_tests(question: str | None) -> bool:
-    """Whether a question is about tests (then test files keep their place)."""
-    return bool(question) and len(question or "") <= _SHORT_QUESTION and bool(_TEST_WORDS.search(question or ""))
+    """
+    Whether a question is about tests (then test files keep their place): a short question that says "test", or
+    writes out a test by name (`TestRequests`, `test_encoding_preserved`: the user wants that test, not the code).
+    """
+    if not question or len(question) > _SHORT_QUESTION:
+        return False
+    return bool(_TEST_WORDS.search(question)) or any(_names_a_test(token) for token in find_identifiers(question))
+
+
+def _names_a_test(identifier: str) -> bool:
+    """An identifier whose first word is "test" and that has more (`TestRequests`, `test_min`; not `Test`, `tests`)."""
+    words = split_identifier(identifier.rsplit(".", 1)[-1])
+    return len(words) > 1 and words[0] in ("test", "tests")
 
 
 def rank_files(
