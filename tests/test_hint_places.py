@@ -12,6 +12,7 @@ import pytest
 from haystack_integrations.components.code_alias.core.calibration import HintCalibration, Logistic, fit_logistic
 from haystack_integrations.components.code_alias.core.cards import SymbolCards
 from haystack_integrations.components.code_alias.core.hint_places import (
+    FEATURES,
     RANK_CAP,
     PlacePool,
     card_ranks,
@@ -43,26 +44,34 @@ def test_features_say_where_a_candidate_stands_in_both_lists() -> None:
     both = place_features(
         word_rank=0, word_share=1.0, card_rank=2, similarity=0.6, best_similarity=0.7, kinds={"words", "semantic"}
     )
-    assert both["word_listed"] == 1.0 and both["word_log_rank"] == 0.0 and both["card_log_rank"] == math.log1p(2)
+    assert (
+        both["word_listed"] == 1.0
+        and both["word_log_rank"] == 0.0
+        and both["card_log_rank"] == pytest.approx(math.log1p(2))
+    )
     assert both["card_gap"] == pytest.approx(-0.1) and both["has_words"] == 1.0 and "has_semantic" not in both
     absent = place_features(
         word_rank=None, word_share=0.0, card_rank=None, similarity=None, best_similarity=0.7, kinds=()
     )
     assert absent["word_listed"] == absent["card_listed"] == 0.0
-    assert absent["word_log_rank"] == absent["card_log_rank"] == math.log1p(RANK_CAP)
+    assert absent["word_log_rank"] == absent["card_log_rank"] == pytest.approx(math.log1p(RANK_CAP))
     assert absent["card_similarity"] == 0.0 and absent["card_gap"] == -1.0
     far = place_features(
         word_rank=10_000, word_share=0.1, card_rank=None, similarity=0.1, best_similarity=0.7, kinds=()
     )
-    assert far["word_log_rank"] == math.log1p(RANK_CAP)  # capped
+    assert far["word_log_rank"] == pytest.approx(math.log1p(RANK_CAP))  # capped
 
 
 def test_card_ranks_share_ties_skip_missing_cards_and_stop_at_the_cap() -> None:
     similarity = np.array([0.9, np.nan, 0.5, 0.9, 0.1, 0.7], dtype=np.float32)
-    assert card_ranks(similarity, [0, 1, 2, 3, 4, 5]) == {0: 0, 3: 0, 5: 2, 2: 3, 4: 4}
-    assert card_ranks(similarity, [4, 2], cap=3) == {}  # 0.5 has three cards above it: past a cap of 3
-    assert card_ranks(similarity, [5], cap=3) == {5: 2}
-    assert card_ranks(np.zeros(0, dtype=np.float32), [0]) == {}
+    assert card_ranks(similarity, np.arange(6)).tolist() == [0, -1, 3, 0, 4, 2]
+    assert card_ranks(similarity, np.array([4, 2]), cap=3).tolist() == [-1, -1]  # 0.5 has three above: past 3
+    assert card_ranks(similarity, np.array([5]), cap=3).tolist() == [2]
+    assert card_ranks(np.zeros(0, dtype=np.float32), np.array([0])).tolist() == [-1]
+
+
+def _pool(indexes: list[int], rows: list[dict[str, float]]) -> PlacePool:
+    return PlacePool(indexes=indexes, matrix=np.array([[row[name] for name in FEATURES] for row in rows]))
 
 
 def test_the_pool_chooses_the_likeliest_and_leaves_out_what_is_already_placed() -> None:
@@ -71,7 +80,7 @@ def test_the_pool_chooses_the_likeliest_and_leaves_out_what_is_already_placed() 
             word_rank=word, word_share=0.5, card_rank=card, similarity=0.5, best_similarity=0.5, kinds=()
         )
 
-    pool = PlacePool(indexes=[10, 11, 12, 13], features=[at(0, 300), at(5, 5), at(300, 0), at(5, 5)])
+    pool = _pool([10, 11, 12, 13], [at(0, 300), at(5, 5), at(300, 0), at(5, 5)])
     # 11 and 13 tie (2nd and 5th in both) and beat a first place in one list and nothing in the other
     assert pool.choose(RANKS_ONLY, 2) == [11, 13]
     assert pool.choose(RANKS_ONLY, 2, exclude={11}) == [13, 10]
@@ -112,8 +121,18 @@ def test_a_fitted_places_model_fills_the_list_from_both_rankings() -> None:
     pool = index.place_pool("payment retry", limit=6, question_vector=question, cards=cards, calibration=with_places)
     assert pool is not None
     position = pool.indexes.index(next(i for i, t in enumerate(index.targets) if t.name == both))
-    assert pool.features[position]["word_log_rank"] == math.log1p(11)
-    assert pool.features[position]["card_log_rank"] == math.log1p(2)
+    assert pool.features[position]["word_log_rank"] == pytest.approx(math.log1p(11))
+    assert pool.features[position]["card_log_rank"] == pytest.approx(math.log1p(2))
+    # the lookup's arrays and the one-candidate form agree
+    one = place_features(
+        word_rank=11,
+        word_share=pool.features[position]["word_share"],
+        card_rank=2,
+        similarity=0.85,
+        best_similarity=0.95,
+        kinds={"words"},
+    )
+    assert pool.features[position] == pytest.approx(one, abs=1e-6)  # float32 card vectors
     # no cards, no pool: nothing to fit on, and the plain lookup is untouched
     assert index.place_pool("payment retry", limit=6) is None
 
@@ -155,7 +174,7 @@ def test_fitting_places_on_a_small_hand_made_pool() -> None:
         labels.append(gold)
     model = fit_logistic(rows, labels, l2=1.0)
     assert model.coefficients["word_log_rank"] < 0 and model.coefficients["card_log_rank"] < 0
-    assert sorted(PlacePool(indexes=list(range(10)), features=rows).choose(model, 4)) == [0, 1, 2, 7]  # the gold ones
+    assert sorted(_pool(list(range(10)), rows).choose(model, 4)) == [0, 1, 2, 7]  # the gold ones
 
 
 def test_the_places_model_round_trips_and_the_packaged_one_says_where_it_came_from(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ so the rewrite still chooses only from the list and the faithfulness filter is u
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence, Set
+from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,6 +44,56 @@ PLACE_KINDS = (
 )
 
 
+#: The model's features, in the order of `PlacePool.matrix`'s columns.
+FEATURES: tuple[str, ...] = (
+    "word_listed",
+    "word_log_rank",
+    "word_share",
+    "card_listed",
+    "card_log_rank",
+    "card_similarity",
+    "card_gap",
+    *(f"has_{kind}" for kind in PLACE_KINDS),
+)
+
+
+def place_matrix(
+    *,
+    word_rank: np.ndarray,
+    word_share: np.ndarray,
+    card_rank: np.ndarray,
+    similarity: np.ndarray,
+    best_similarity: float,
+    kinds: Mapping[str, np.ndarray],
+) -> np.ndarray:
+    """
+    The features (`FEATURES`, one row per candidate) of pool candidates, computed as arrays: a lookup rates
+    about 200 of them, and a Python loop over dicts cost several milliseconds on large dictionaries.
+
+    :param word_rank: 0-based rank by lexical score among the symbols with any; -1: no word evidence.
+    :param word_share: Lexical score over the best one (0..1).
+    :param card_rank: 0-based rank by card similarity; -1: no card, or past `RANK_CAP`.
+    :param similarity: The card's cosine similarity to the question; NaN: no card.
+    :param best_similarity: The nearest card's similarity.
+    :param kinds: Evidence kind -> whether each candidate has it (kinds not in `PLACE_KINDS` are ignored).
+    """
+    count = len(word_rank)
+    word_listed = word_rank >= 0
+    card_listed = card_rank >= 0
+    has_card = ~np.isnan(similarity)
+    columns = [
+        word_listed.astype(float),
+        np.log1p(np.where(word_listed, np.minimum(word_rank, RANK_CAP), RANK_CAP)),
+        np.asarray(word_share, dtype=float),
+        card_listed.astype(float),
+        np.log1p(np.where(card_listed, np.minimum(card_rank, RANK_CAP), RANK_CAP)),
+        np.where(has_card, similarity, 0.0),
+        np.where(has_card, similarity - best_similarity, -1.0),
+    ]
+    columns += [np.asarray(kinds.get(kind, np.zeros(count, dtype=bool)), dtype=float) for kind in PLACE_KINDS]
+    return np.column_stack(columns) if count else np.zeros((0, len(FEATURES)))
+
+
 def place_features(
     *,
     word_rank: int | None,
@@ -54,27 +104,19 @@ def place_features(
     kinds: Iterable[str],
 ) -> dict[str, float]:
     """
-    The features of one pool candidate.
-
-    :param word_rank: Its 0-based rank by lexical score among the symbols with any (None: no word evidence).
-    :param word_share: Its lexical score over the best one (0..1).
-    :param card_rank: Its 0-based rank by card similarity (None: no card, or past `RANK_CAP`).
-    :param similarity: Its card's cosine similarity to the question (None: no card).
-    :param best_similarity: The nearest card's similarity.
-    :param kinds: Its evidence kinds ("semantic" is ignored: the card features carry it).
+    The features of one candidate, by name (`place_matrix` for one row; "semantic" is ignored: the card features
+    carry it).
     """
     present = set(kinds)
-    features = {
-        "word_listed": 0.0 if word_rank is None else 1.0,
-        "word_log_rank": math.log1p(RANK_CAP if word_rank is None else min(word_rank, RANK_CAP)),
-        "word_share": word_share,
-        "card_listed": 0.0 if card_rank is None else 1.0,
-        "card_log_rank": math.log1p(RANK_CAP if card_rank is None else min(card_rank, RANK_CAP)),
-        "card_similarity": 0.0 if similarity is None else similarity,
-        "card_gap": -1.0 if similarity is None else similarity - best_similarity,
-    }
-    features.update({f"has_{kind}": 1.0 if kind in present else 0.0 for kind in PLACE_KINDS})
-    return features
+    row = place_matrix(
+        word_rank=np.array([-1 if word_rank is None else word_rank]),
+        word_share=np.array([word_share]),
+        card_rank=np.array([-1 if card_rank is None else card_rank]),
+        similarity=np.array([math.nan if similarity is None else similarity]),
+        best_similarity=best_similarity,
+        kinds={kind: np.array([kind in present]) for kind in PLACE_KINDS},
+    )[0]
+    return {name: float(value) for name, value in zip(FEATURES, row, strict=True)}
 
 
 @dataclass(frozen=True)
@@ -82,41 +124,49 @@ class PlacePool:
     """The candidates competing for the symbol places of one lookup, with their features (for fitting too)."""
 
     indexes: list[int]
-    features: list[dict[str, float]]
+    matrix: np.ndarray  # one row per candidate, columns `FEATURES`
+
+    @property
+    def features(self) -> list[dict[str, float]]:
+        """Each candidate's features by name (what `fit_logistic` reads)."""
+        return [{name: float(v) for name, v in zip(FEATURES, row, strict=True)} for row in self.matrix]
 
     def choose(self, model: Logistic, count: int, *, exclude: Set[int] = frozenset()) -> list[int]:
         """
         The `count` candidates `model` rates likeliest gold, those in `exclude` left out; ties keep the pool's order
         (word list first).
         """
-        if count <= 0:
+        if count <= 0 or not self.indexes:
             return []
-        rated = [
-            (-model(**features), position)
-            for position, features in enumerate(self.features)
-            if self.indexes[position] not in exclude
-        ]
-        return [self.indexes[position] for _, position in sorted(rated)[:count]]
+        weights = np.array([model.coefficients.get(name, 0.0) for name in FEATURES])
+        logits = self.matrix @ weights + model.intercept  # the sigmoid keeps the order: rank by the logit
+        order = np.lexsort((np.arange(len(self.indexes)), -logits))
+        chosen = []
+        for position in order:
+            index = self.indexes[int(position)]
+            if index not in exclude:
+                chosen.append(index)
+                if len(chosen) == count:
+                    break
+        return chosen
 
 
-def card_ranks(similarity: np.ndarray, candidates: Sequence[int], cap: int = RANK_CAP) -> dict[int, int]:
+def card_ranks(similarity: np.ndarray, candidates: np.ndarray, cap: int = RANK_CAP) -> np.ndarray:
     """
-    0-based rank by similarity (NaN: no card) of each candidate that has a card and ranks below `cap`.
+    0-based rank by similarity (NaN: no card) of each candidate; -1 for no card or a rank of `cap` or more. Ties
+    share the rank.
 
     O(targets): only the `cap` best similarities are sorted, so a lookup stays fast on large dictionaries.
     """
+    candidates = np.asarray(candidates, dtype=np.int64)
+    ranks = np.full(len(candidates), -1, dtype=np.int64)
     filled = np.where(np.isnan(similarity), -np.inf, similarity)
-    if filled.size == 0:
-        return {}
+    if filled.size == 0 or len(candidates) == 0:
+        return ranks
     depth = min(cap, filled.size)
-    best = np.sort(np.partition(filled, filled.size - depth)[filled.size - depth :])[::-1]
-    ranks: dict[int, int] = {}
-    for index in candidates:
-        value = filled[index]
-        if not np.isfinite(value):
-            continue
-        # how many of the best are strictly more similar; ties share the rank
-        above = int(np.searchsorted(-best, -value, side="left"))
-        if above < depth:  # else it is not among the `cap` best
-            ranks[index] = above
+    best = -np.sort(-np.partition(filled, filled.size - depth)[filled.size - depth :])  # descending
+    values = filled[candidates]
+    above = np.searchsorted(-best, -values, side="left")  # how many of the best are strictly more similar
+    keep = np.isfinite(values) & (above < depth)
+    ranks[keep] = above[keep]
     return ranks

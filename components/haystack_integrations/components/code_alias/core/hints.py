@@ -35,7 +35,7 @@ from rapidfuzz import fuzz, process
 
 from .calibration import HintCalibration
 from .cards import SymbolCards
-from .hint_places import POOL_DEPTH, PlacePool, card_ranks, place_features
+from .hint_places import POOL_DEPTH, PlacePool, card_ranks, place_matrix
 from .identifiers import STOP_WORDS, find_identifiers, normalise, split_identifier, text_words, unique
 from .model import AliasDictionary, SymbolEntry
 from .testfiles import is_test_file
@@ -797,28 +797,23 @@ class HintIndex:
 
     def _place_pool(self, lexical: np.ndarray, card_scores: np.ndarray, kinds: _PoolKinds) -> PlacePool:
         """The best `POOL_DEPTH` symbols by word score and by card similarity, with their place features."""
-        symbols = self._symbol_mask
-        by_words = self._best(lexical, (lexical > 0) & symbols, POOL_DEPTH)
-        by_cards = _nearest_targets(np.where(symbols, card_scores, np.nan), POOL_DEPTH, -1.0)
-        indexes = unique_ints([*by_words, *by_cards])
-        word_rank = {index: rank for rank, index in enumerate(by_words)}
-        ranks = card_ranks(np.where(symbols, card_scores, np.nan), indexes)
-        best_similarity = float(card_scores[by_cards[0]]) if by_cards else 0.0
+        symbol_scores = np.where(self._symbol_mask, card_scores, np.nan)
+        by_words = self._best(lexical, (lexical > 0) & self._symbol_mask, POOL_DEPTH)
+        by_cards = _nearest_targets(symbol_scores, POOL_DEPTH, -1.0)
+        indexes = unique_ints([*by_words, *by_cards])  # the word list first, in its order
+        positions = np.asarray(indexes, dtype=np.int64)
+        order = np.arange(len(indexes))
         top = float(lexical[by_words[0]]) if by_words else 0.0
-        features = []
-        for index in indexes:
-            value = float(card_scores[index])
-            features.append(
-                place_features(
-                    word_rank=word_rank.get(index),
-                    word_share=float(lexical[index]) / top if top > 0 and lexical[index] > 0 else 0.0,
-                    card_rank=ranks.get(index),
-                    similarity=None if math.isnan(value) else value,
-                    best_similarity=best_similarity,
-                    kinds=kinds.of(index),
-                )
-            )
-        return PlacePool(indexes=indexes, features=features)
+        values = lexical[positions]
+        matrix = place_matrix(
+            word_rank=np.where(order < len(by_words), order, -1),
+            word_share=np.where(values > 0, values / top, 0.0) if top > 0 else np.zeros(len(indexes)),
+            card_rank=card_ranks(symbol_scores, positions),
+            similarity=card_scores[positions].astype(float),
+            best_similarity=float(card_scores[by_cards[0]]) if by_cards else 0.0,
+            kinds=kinds.arrays(positions),
+        )
+        return PlacePool(indexes=indexes, matrix=matrix)
 
     def _retrieved_targets(self, names: Iterable[str]) -> list[int]:
         """The symbol targets of the first `RETRIEVED_DEPTH` distinct retrieved names, in their order."""
@@ -942,27 +937,32 @@ class _PoolKinds:
     abbreviated: np.ndarray
     short_question: bool
 
-    def of(self, index: int) -> set[str]:
-        kinds = {kind for kind in self.sparse.get(index, {}) if kind != "semantic"}
-        if self.name_score[index] > 0:
-            kinds.add("words")
-        if self.doc_score[index] > 0:
-            kinds.add("doc")
-        if self.all_words[index]:
-            kinds.add("all-words")
-            if self.short_question:
-                kinds.add("described")
-        if self.abbreviated[index]:
-            kinds.add("abbreviation")
-        return kinds
+    def arrays(self, positions: np.ndarray) -> dict[str, np.ndarray]:
+        """Evidence kind -> whether each target at `positions` has it (the kinds `Hint.evidence` would show)."""
+        found = {
+            "words": self.name_score[positions] > 0,
+            "doc": self.doc_score[positions] > 0,
+            "all-words": self.all_words[positions],
+            "described": self.all_words[positions] & self.short_question,
+            "abbreviation": self.abbreviated[positions],
+        }
+        for row, index in enumerate(positions.tolist()):
+            for kind in self.sparse.get(index, ()):
+                if kind != "semantic":
+                    found.setdefault(kind, np.zeros(len(positions), dtype=bool))[row] = True
+        return found
 
 
 def _nearest_targets(similarity: np.ndarray, depth: int, minimum: float) -> list[int]:
     """The `depth` targets with the highest card similarity of at least `minimum`, best first (ties by index)."""
     filled = np.where(np.isnan(similarity), -np.inf, similarity)
     eligible = np.flatnonzero(filled >= minimum)
-    if eligible.size == 0:
+    if eligible.size == 0 or depth <= 0:
         return []
+    if eligible.size > depth:
+        # Only what ties with the depth-th similarity or beats it is sorted (a full sort of 20k cards took ms).
+        kth = np.partition(filled[eligible], eligible.size - depth)[eligible.size - depth]
+        eligible = eligible[filled[eligible] >= kth]
     order = eligible[np.lexsort((eligible, -filled[eligible]))]
     return [int(i) for i in order[:depth]]
 
