@@ -62,12 +62,12 @@ def test_features_say_where_a_candidate_stands_in_both_lists() -> None:
     assert far["word_log_rank"] == pytest.approx(math.log1p(RANK_CAP))  # capped
 
 
-def test_card_ranks_share_ties_skip_missing_cards_and_stop_at_the_cap() -> None:
-    similarity = np.array([0.9, np.nan, 0.5, 0.9, 0.1, 0.7], dtype=np.float32)
-    assert card_ranks(similarity, np.arange(6)).tolist() == [0, -1, 3, 0, 4, 2]
-    assert card_ranks(similarity, np.array([4, 2]), cap=3).tolist() == [-1, -1]  # 0.5 has three above: past 3
-    assert card_ranks(similarity, np.array([5]), cap=3).tolist() == [2]
-    assert card_ranks(np.zeros(0, dtype=np.float32), np.array([0])).tolist() == [-1]
+def test_card_ranks_share_ties_skip_missing_cards_and_stop_past_the_nearest() -> None:
+    similarity = np.array([0.9, np.nan, 0.5, 0.9, 0.1, 0.7])
+    every = np.array([0.9, 0.9, 0.7, 0.5, 0.1])  # all the cards, most similar first
+    assert card_ranks(every, similarity).tolist() == [0, -1, 3, 0, 4, 2]
+    assert card_ranks(every[:3], similarity).tolist() == [0, -1, -1, 0, -1, 2]  # only the 3 nearest known
+    assert card_ranks(np.zeros(0), similarity).tolist() == [-1] * 6
 
 
 def _pool(indexes: list[int], rows: list[dict[str, float]]) -> PlacePool:

@@ -151,22 +151,17 @@ class PlacePool:
         return chosen
 
 
-def card_ranks(similarity: np.ndarray, candidates: np.ndarray, cap: int = RANK_CAP) -> np.ndarray:
+def card_ranks(nearest: np.ndarray, values: np.ndarray) -> np.ndarray:
     """
-    0-based rank by similarity (NaN: no card) of each candidate; -1 for no card or a rank of `cap` or more. Ties
-    share the rank.
-
-    O(targets): only the `cap` best similarities are sorted, so a lookup stays fast on large dictionaries.
+    0-based rank by card similarity of candidates with similarities `values` (NaN: no card), given `nearest`, the
+    best similarities in descending order (all of them, or the first `RANK_CAP`): the number strictly more
+    similar, so ties share a rank; -1 for no card or one less similar than all of `nearest`.
     """
-    candidates = np.asarray(candidates, dtype=np.int64)
-    ranks = np.full(len(candidates), -1, dtype=np.int64)
-    filled = np.where(np.isnan(similarity), -np.inf, similarity)
-    if filled.size == 0 or len(candidates) == 0:
+    values = np.asarray(values, dtype=float)
+    ranks = np.full(len(values), -1, dtype=np.int64)
+    if len(nearest) == 0 or len(values) == 0:
         return ranks
-    depth = min(cap, filled.size)
-    best = -np.sort(-np.partition(filled, filled.size - depth)[filled.size - depth :])  # descending
-    values = filled[candidates]
-    above = np.searchsorted(-best, -values, side="left")  # how many of the best are strictly more similar
-    keep = np.isfinite(values) & (above < depth)
+    above = np.searchsorted(-np.asarray(nearest, dtype=float), -values, side="left")
+    keep = ~np.isnan(values) & (above < len(nearest))
     ranks[keep] = above[keep]
     return ranks

@@ -35,7 +35,7 @@ from rapidfuzz import fuzz, process
 
 from .calibration import HintCalibration
 from .cards import SymbolCards
-from .hint_places import POOL_DEPTH, PlacePool, card_ranks, place_matrix
+from .hint_places import POOL_DEPTH, RANK_CAP, PlacePool, card_ranks, place_matrix
 from .identifiers import STOP_WORDS, find_identifiers, normalise, split_identifier, text_words, unique
 from .model import AliasDictionary, SymbolEntry
 from .testfiles import is_test_file
@@ -787,8 +787,10 @@ class HintIndex:
         """The `limit` eligible targets of highest score, best first (exported first, then by name, on ties)."""
         candidates = np.flatnonzero(eligible)
         if len(candidates) > limit:
-            # Everything tied with the limit-th score stays in, so the final order is deterministic.
-            kth = np.partition(scores[candidates], len(candidates) - limit)[len(candidates) - limit]
+            # Everything tied with the limit-th score stays in, so the final order is deterministic. A sort, not
+            # np.partition: word scores repeat (one common word gives hundreds of names the same score), and
+            # partition slows down 20-fold when most values equal the one it looks for (2.5 ms on 23k names).
+            kth = np.sort(scores[candidates], kind="stable")[len(candidates) - limit]
             candidates = candidates[scores[candidates] >= kth]
         return sorted(
             candidates.tolist(),
@@ -799,7 +801,8 @@ class HintIndex:
         """The best `POOL_DEPTH` symbols by word score and by card similarity, with their place features."""
         symbol_scores = np.where(self._symbol_mask, card_scores, np.nan)
         by_words = self._best(lexical, (lexical > 0) & self._symbol_mask, POOL_DEPTH)
-        by_cards = _nearest_targets(symbol_scores, POOL_DEPTH, -1.0)
+        nearest = _nearest_targets(symbol_scores, RANK_CAP, -1.0)  # the card ranks' reference too
+        by_cards = nearest[:POOL_DEPTH]
         indexes = unique_ints([*by_words, *by_cards])  # the word list first, in its order
         positions = np.asarray(indexes, dtype=np.int64)
         order = np.arange(len(indexes))
@@ -808,7 +811,7 @@ class HintIndex:
         matrix = place_matrix(
             word_rank=np.where(order < len(by_words), order, -1),
             word_share=np.where(values > 0, values / top, 0.0) if top > 0 else np.zeros(len(indexes)),
-            card_rank=card_ranks(symbol_scores, positions),
+            card_rank=card_ranks(symbol_scores[nearest], symbol_scores[positions]),
             similarity=card_scores[positions].astype(float),
             best_similarity=float(card_scores[by_cards[0]]) if by_cards else 0.0,
             kinds=kinds.arrays(positions),
