@@ -58,7 +58,9 @@ def warm_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[s
         HF_HUB_OFFLINE="1",
         CODE_ALIAS_CACHE_DIR=str(cache),
         CODE_ALIAS_DAEMON="1",  # asked for: tests never start one otherwise
-        CODE_ALIAS_WARM_IDLE_SECONDS="6",
+        # Long enough that the re-index below (a new process: Haystack's imports, the index) ends before the server
+        # idles out on a loaded machine (at 6 s a busy CI machine saw a second server answer the re-indexed ask).
+        CODE_ALIAS_WARM_IDLE_SECONDS="30",
         PYTHONPATH=os.pathsep.join([str(REPO / "components"), env.get("PYTHONPATH", "")]),
     )
     yield env
@@ -129,7 +131,7 @@ def test_one_warm_server_serves_racing_asks_a_reindex_and_exits_when_idle(
     assert payload["symbols"][0]["qualified_name"].endswith("reconcile_ledger_entries")
 
     # idle: it exits, and takes its announcement and socket with it
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 120
     while _warm_servers(index_dir) and time.monotonic() < deadline:
         time.sleep(0.5)
     assert not _warm_servers(index_dir)
