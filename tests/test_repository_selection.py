@@ -85,6 +85,24 @@ def test_boost_by_repository_lifts_the_likely_repository_and_keeps_the_rest_in_o
     assert grouped[0][1] == grouped[1][1]
 
 
+def test_keep_order_within_moves_only_the_interleaving_of_repositories() -> None:
+    # chunks (name, package, file): one file's chunks are a group, ranked where its first chunk is
+    items = [("a1", "p", "f1"), ("b1", "p", "f2"), ("a2", "p", "f1"), ("c1", "q", "f3"), ("b2", "p", "f2")]
+    repo_of, group_of = (lambda i: i[1]), (lambda i: i[2])
+    grouped = [i[0] for i, _ in boost_by_repository(items, repo_of, {"p": 0.9}, group_of=group_of)]
+    assert grouped[:2] == ["a1", "a2"]  # without it, a file's chunks come out together
+    kept = [i[0] for i, _ in boost_by_repository(items, repo_of, {"p": 0.9}, group_of=group_of, keep_order_within=True)]
+    assert [n for n in kept if n != "c1"] == ["a1", "b1", "a2", "b2"]  # p's own order is untouched
+    assert kept.index("c1") == 4  # and q's chunk goes after p's
+    lifted = [
+        i[0] for i, _ in boost_by_repository(items, repo_of, {"q": 0.9}, group_of=group_of, keep_order_within=True)
+    ]
+    assert lifted[0] == "c1" and lifted[1:] == ["a1", "b1", "a2", "b2"]
+    # a prior on every repository there is changes nothing
+    every = boost_by_repository(items[:3], repo_of, {"p": 0.5}, group_of=group_of, keep_order_within=True)
+    assert [i for i, _ in every] == items[:3]
+
+
 # ---- through `CodeSearch.ask` on a two-repository index -------------------------------------------------------------
 def test_question_words_of_one_repository_narrow_the_answer_to_it(mixed: CodeSearch) -> None:
     question = "how does the config retry a declined card charge of an invoice?"

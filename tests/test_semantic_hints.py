@@ -74,15 +74,10 @@ def _names(symbols: list[dict]) -> list[str]:
 @pytest.mark.parametrize("mode", ["lexical-semantic", "hybrid"])
 def test_the_payments_retry_helper_is_named_and_first(monorepo: Path, tmp_path: Path, mode: str) -> None:
     lexical = mode == "lexical-semantic"
-    # BM25 alone ranks the ledger's retryFailedExports first (it shares "retry"); the rewrite's package then lifts
-    # its own definitions (package_boost, off by default: it measured neutral-to-worse on SWE-QA and JS/TS). The
-    # hybrid pipeline's embeddings already put withStripeBackoff first without it.
-    search = CodeSearch(
-        tmp_path / "index",
-        lexical=True if lexical else None,
-        semantic_hints=True if lexical else None,
-        package_boost=lexical,
-    )
+    # BM25 alone ranks the ledger's retryFailedExports first (it shares "retry"); the rewrite's first symbol is
+    # withStripeBackoff, defined in the package it also chose, so that package lifts its own definitions (the
+    # default package boost). The hybrid pipeline's embeddings put withStripeBackoff first even without it.
+    search = CodeSearch(tmp_path / "index", lexical=True if lexical else None, semantic_hints=True if lexical else None)
     stats = search.index(monorepo)
     assert stats["cards"]["cards"] == 3  # the three functions; built before any chunk vector
     answer = search.ask(QUESTION)
@@ -92,6 +87,16 @@ def test_the_payments_retry_helper_is_named_and_first(monorepo: Path, tmp_path: 
     assert "semantic" in hint["evidence"] and hint["similarity"] is not None
     ranked = _names(answer.ranked_symbols("bm25" if lexical else "hybrid"))
     assert ranked[0] == "withStripeBackoff", ranked
+    assert _names(answer.symbols)[0] == "withStripeBackoff"  # what `code-alias ask` shows
+    assert answer.rewrite["package_boost"] == {"@acme/payments-core": pytest.approx(_package_confidence(answer))}
+    if lexical:  # without the boost, BM25's literal "retry" wins: the package is what decides
+        plain = CodeSearch(tmp_path / "index", lexical=True, semantic_hints=True, package_boost=False).ask(QUESTION)
+        assert _names(plain.ranked_symbols("bm25"))[0] == "retryFailedExports"
+
+
+def _package_confidence(answer: object) -> float:
+    hints = answer.rewrite["hints"]  # type: ignore[attr-defined]
+    return next(float(h["confidence"]) for h in hints if h["kind"] == "package" and h["name"] == "@acme/payments-core")
 
 
 @pytest.mark.slow

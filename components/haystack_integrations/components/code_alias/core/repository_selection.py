@@ -179,6 +179,7 @@ def boost_by_repository(
     *,
     group_of: Callable[[T], Hashable] | None = None,
     k: int = RRF_K,
+    keep_order_within: bool = False,
 ) -> list[tuple[T, float]]:
     """
     Re-rank `items` (best first) by reciprocal rank fusion of their own ranking with one list per repository
@@ -190,6 +191,10 @@ def boost_by_repository(
 
     :param group_of: Ranks count groups (e.g. a chunk's file: files are what is ranked), each ranked where its
         first item is; every item of a group gets the group's score. None: each item is its own group.
+    :param keep_order_within: Only the interleaving of repositories changes: the places a repository's items take
+        in the fused ranking are filled by its items in their original order. Without it, the items of one group
+        share its score and come out together (a file's every chunk before the next file's first), which reorders
+        the chunks of a repository that only one repository's boost meant to lift as a whole.
     :returns: (item, fused score), best first; ties keep the original order.
     """
     within: dict[str | None, int] = {}
@@ -204,4 +209,15 @@ def boost_by_repository(
             groups[group] = 1.0 / (k + len(groups) + 1) + prior / (k + within[name])
         fused.append((groups[group], position, item))
     fused.sort(key=lambda entry: (-entry[0], entry[1]))
-    return [(item, score) for score, _, item in fused]
+    if not keep_order_within:
+        return [(item, score) for score, _, item in fused]
+    queues: dict[str | None, list[T]] = {}
+    for item in items:
+        queues.setdefault(repo_of(item), []).append(item)
+    taken: dict[str | None, int] = {}
+    ordered = []
+    for score, _, item in fused:  # each place keeps its score and goes to its repository's next item
+        name = repo_of(item)
+        ordered.append((queues[name][taken.get(name, 0)], score))
+        taken[name] = taken.get(name, 0) + 1
+    return ordered

@@ -34,7 +34,8 @@ class PipelineSearcher:
     :param rewriter_params: Init parameters of the LLM pipeline's rewriter to override (`max_hints`, `timeout`).
     :param semantic_hints: Symbol cards with vectors for the rewrite's hints (`CodeSearch(semantic_hints=...)`); on
         a lexical index this is `--lexical --semantic-hints`: BM25 rows whose rewrite has semantic hints.
-    :param package_boost: `CodeSearch(package_boost=True)`: the rewrite's sure packages lift their chunks.
+    :param package_boost: `CodeSearch(package_boost=...)`: a package the rewrite's first symbol is defined in lifts
+        its chunks.
     :param rewrite_store: A folder for the LLM rewrites' disk cache and JSONL logs (`rewrites-<rewrite>.jsonl`),
         so a stopped run resumes without asking the model again; None = in-process cache only.
     """
@@ -49,7 +50,7 @@ class PipelineSearcher:
         rewriter_params: dict[str, Any] | None = None,
         rewrite_store: Path | None = None,
         semantic_hints: bool | None = None,
-        package_boost: bool = False,
+        package_boost: bool = True,
     ) -> None:
         self.cache_dir = cache_dir
         self.lexical = lexical
@@ -214,7 +215,7 @@ def make_searcher(args: argparse.Namespace) -> PipelineSearcher:
         cache_dir,
         lexical=bool(getattr(args, "lexical", False)),
         semantic_hints=True if getattr(args, "semantic_hints", False) else None,
-        package_boost=bool(getattr(args, "package_boost", False)),
+        package_boost=bool(getattr(args, "package_boost", True)),
         chat_generator=chat_generator,
         rewriter_params=rewriter_params or None,
         rewrite_store=rewrite_store,

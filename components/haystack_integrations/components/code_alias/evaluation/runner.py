@@ -538,8 +538,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--package-boost",
-        action="store_true",
-        help="lift the chunks of the packages a rewrite names with strong evidence (CodeSearch(package_boost=True))",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="a package the rewrite chose lifts its chunks when the rewrite's first symbol is defined in it "
+        "(CodeSearch(package_boost=...); on by default, --no-package-boost for the ablation)",
     )
     run.add_argument("--searcher", default=None, help=f"module:factory (default {DEFAULT_SEARCHER_FACTORY})")
     llm = run.add_argument_group("LLM rewrite (the `llm` rewrite rows)")

@@ -156,7 +156,9 @@ def repository_boosted(
 ) -> list[Document]:
     """`documents` re-ranked by a repository prior (`core.repository_selection.boost_by_repository`) file by file
     (a file ranks where its best chunk is, as `rank_files` ranks them), scored by the fused value; unchanged when
-    there is no prior. `field="package"`: by a package prior instead (the packages a rewrite is sure of)."""
+    there is no prior. `field="package"`: by a package prior instead (the packages a rewrite is sure of), moving only
+    the interleaving of packages: the chunks of one package keep their order (its symbols stay as the fusion ranked
+    them when every candidate is in it)."""
     if not prior:
         return documents
 
@@ -165,8 +167,27 @@ def repository_boosted(
         lambda d: d.meta.get(field),
         prior,
         group_of=lambda d: (d.meta.get("repo"), d.meta.get("file_path")),
+        keep_order_within=field == "package",
     )
     return [replace(document, score=score) for document, score in fused]
+
+
+def package_prior(rewrite: dict[str, Any]) -> dict[str, float]:
+    """
+    The packages a rewrite is sure of, by confidence: a package it chose in which its first symbol is defined (the
+    rewrite's two answers agree). A package named alone is not enough: "compat" in a preact issue names
+    `preact-compat` while the fix is in the hooks (JS/TS set, BENCHMARKS.md 12e).
+
+    :param rewrite: `AskResult.rewrite`: its `symbols`, `packages` and `hints` (dicts with kind, name, package,
+        confidence).
+    """
+    hints = rewrite.get("hints") or []
+    symbols = rewrite.get("symbols") or []
+    first = next((h for h in hints if symbols and h.get("kind") == "symbol" and h.get("name") == symbols[0]), None)
+    home = str(first.get("package") or "") if first else ""
+    confidence = {str(h.get("name")): float(h.get("confidence") or 0.0) for h in hints if h.get("kind") == "package"}
+    chosen = rewrite.get("packages") or []
+    return {home: confidence[home]} if home and home in chosen and confidence.get(home, 0.0) > 0 else {}
 
 
 def _boosted(
@@ -281,8 +302,10 @@ class CodeSearch:
         cards are nearest to the question: True / False as asked; None (default) = as the index was built, which
         is on for a hybrid index and off for a lexical one (`code-alias index --lexical --semantic-hints` turns
         them on there: BM25 retrieval, one small model call per question for the hints).
-    :param package_boost: Lift the chunks of the packages the rewrite chose, by their confidence, in every ranking
-        (a boost, never a filter: nothing is lost).
+    :param package_boost: Lift the chunks of a package the rewrite chose when its first symbol is defined there
+        (its two answers agree), by the package's confidence, in every ranking: a boost, never a filter, that moves
+        only the interleaving of packages, never the order inside one. On by default: neutral on SWE-QA dev and the
+        JS/TS set, and it puts the mission's `withStripeBackoff` first on a lexical index (BENCHMARKS.md 12e).
     :param embedding_cache: The folder of cached chunk and card vectors; None =
         `$CODE_ALIAS_EMBEDDING_CACHE`, else the index folder's own (benchmarks share one across corpora).
     """
@@ -298,7 +321,7 @@ class CodeSearch:
         chat_generator: dict[str, Any] | None = None,
         rewriter_params: dict[str, Any] | None = None,
         semantic_hints: bool | None = None,
-        package_boost: bool = False,
+        package_boost: bool = True,
         embedding_cache: str | os.PathLike[str] | None = None,
     ) -> None:
         if llm and lexical:
@@ -907,15 +930,9 @@ class CodeSearch:
         return self._select_repository(answer, pipeline, options)
 
     def _boost_packages(self, answer: AskResult, top_k: int) -> None:
-        """Lift the chunks of the packages the rewrite chose, by their confidence (`repository_boosted`: reciprocal
-        rank fusion with each package's own list), in every mode's ranking; never removes anything."""
-        hints = answer.rewrite.get("hints") or []
-        confidence = {
-            str(h.get("name")): float(h.get("confidence") or 0.0) for h in hints if h.get("kind") == "package"
-        }
-        # Every package the rewrite chose, weighted by its confidence: a boost moves nothing out of the answer.
-        prior = {name: confidence.get(name, 0.0) for name in answer.rewrite.get("packages") or []}
-        prior = {name: value for name, value in prior.items() if value > 0}
+        """Lift the chunks of the package the rewrite is sure of (`package_prior`) in every mode's ranking
+        (`repository_boosted`: reciprocal rank fusion with the package's own list); never removes anything."""
+        prior = package_prior(answer.rewrite)
         if not prior:
             return
         answer.package_prior = prior
