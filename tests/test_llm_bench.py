@@ -85,7 +85,9 @@ def bench(tmp_path: Path) -> dict[str, Any]:
     return {"tmp": tmp_path, "repo": repo, "golden": golden, "store": tmp_path / "rewrites"}
 
 
-def run(bench: dict[str, Any], out: Path, rewrites: str = "none,dictionary,llm,llm-free") -> int:
+def run(
+    bench: dict[str, Any], out: Path, rewrites: str = "none,dictionary,llm,llm-free", *, semantic_hints: bool = False
+) -> int:
     generator = ScriptedChatGenerator().to_dict()
 
     def factory(args: object) -> PipelineSearcher:
@@ -95,11 +97,12 @@ def run(bench: dict[str, Any], out: Path, rewrites: str = "none,dictionary,llm,l
             chat_generator=generator,
             rewriter_params={"timeout": 30.0},
             rewrite_store=bench["store"],
+            semantic_hints=True if semantic_hints else None,
         )
 
     argv = ["run", "--golden", str(bench["golden"]), "--corpus", "local", "--local-root", str(bench["repo"])]
     argv += ["--cache-dir", str(bench["tmp"] / "cache"), "--out", str(out), "--queries", "title", "--lexical"]
-    argv += ["--rewrites", rewrites, "--no-progress"]
+    argv += ["--rewrites", rewrites, "--no-progress"] + (["--semantic-hints"] if semantic_hints else [])
     return bench_main(argv, searcher_factory=factory)
 
 
@@ -124,6 +127,25 @@ def test_variant_pipeline_removes_only_what_it_names() -> None:
     assert not any("faithfulness" in c["sender"] + c["receiver"] for c in free["connections"])
     with pytest.raises(ValueError, match="rewriter"):
         variant_pipeline_dict({"components": {"composer": {}}}, lexical=True, free=True)
+    # a plain lexical index is model-free; one built with --semantic-hints keeps the question's vector for the hints
+    assert "question_embedder" not in lexical["components"]
+    semantic = variant_pipeline_dict(json.loads(json.dumps(data)), lexical=True, free=False, semantic_hints=True)
+    assert "question_embedder" in semantic["components"] and "text_embedder" not in semantic["components"]
+    assert {"sender": "question_embedder.vector", "receiver": "rewriter.question_vector"} in semantic["connections"]
+
+
+@pytest.mark.slow
+def test_llm_rows_on_a_lexical_index_with_semantic_hints_ask_the_model_over_card_hints(bench: dict[str, Any]) -> None:
+    # These rows were once the dictionary rewrite under another name: the variant fell back to the dictionary
+    # pipeline on an index with cards. Now the model is asked, and its hint list holds near cards.
+    out = bench["tmp"] / "semantic"
+    assert run(bench, out, rewrites="none,dictionary,llm", semantic_hints=True) == 0
+    rows = records(out)
+    assert len(ScriptedChatGenerator.calls) == 3
+    for n in (1, 2, 3):
+        llm = rows[("title/llm/bm25", f"q{n}")]
+        assert llm["extra"]["fallback"] is None and llm["extra"]["proposed"] == 2 and llm["dropped_symbols"] == 1
+        assert any(h.get("similarity") is not None for h in llm["hints"])  # the offered hints came with card vectors
 
 
 def test_lexical_llm_rows_and_the_unconstrained_anchor(bench: dict[str, Any]) -> None:

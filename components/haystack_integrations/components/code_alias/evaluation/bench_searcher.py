@@ -121,6 +121,8 @@ class PipelineSearcher:
                 chat_generator=self.chat_generator,
                 rewriter_params=self._rewriter_params(rewrite),
                 embedding_cache=self._embedding_cache,
+                semantic_hints=self.semantic_hints,
+                package_boost=self.package_boost,
             )
             self._variants[rewrite] = variant
         return variant

@@ -23,14 +23,20 @@ from ..rewriting.faithfulness import check_rewrite
 from ..rewriting.rewriter import ConstrainedQueryRewriter
 
 EMBEDDING_COMPONENTS: frozenset[str] = frozenset({"text_embedder", "embedding_retriever"})
+#: The question's own embedder: it feeds the rewriter's semantic hints (symbol cards), which a lexical index built
+#: with `--semantic-hints` keeps and a plain lexical one (model-free) does not.
+QUESTION_EMBEDDER = "question_embedder"
 REWRITE_SOCKETS: tuple[str, ...] = ("rewritten", "symbols", "packages")
 
 
-def variant_pipeline_dict(data: dict[str, Any], *, lexical: bool, free: bool) -> dict[str, Any]:
+def variant_pipeline_dict(
+    data: dict[str, Any], *, lexical: bool, free: bool, semantic_hints: bool = False
+) -> dict[str, Any]:
     """
-    `query_llm.yml`'s dict (changed in place and returned) without the embedding parts (`lexical`) and, when
-    `free`, without the faithfulness filter (the rewriter's outputs go straight to the composer) and with
-    `constrain_to_hints` off.
+    `query_llm.yml`'s dict (changed in place and returned) without the embedding parts (`lexical`; the question
+    embedder stays when `semantic_hints`: the rewriter's hints then include the nearest symbol cards, as in
+    `query_lexical_semantic.yml`) and, when `free`, without the faithfulness filter (the rewriter's outputs go
+    straight to the composer) and with `constrain_to_hints` off.
 
     :raises ValueError: The pipeline lacks the rewriter or the composer.
     """
@@ -38,6 +44,8 @@ def variant_pipeline_dict(data: dict[str, Any], *, lexical: bool, free: bool) ->
     if "rewriter" not in components or "composer" not in components:
         raise ValueError("the LLM query pipeline must have a `rewriter` and a `composer`")
     removed = set(EMBEDDING_COMPONENTS) if lexical else set()
+    if lexical and not semantic_hints:
+        removed.add(QUESTION_EMBEDDER)
     connections = list(data.get("connections", []))
     if free:
         removed.add("faithfulness")
@@ -65,6 +73,8 @@ class VariantSearch(CodeSearch):
     :param chat_generator: The serialised ChatGenerator.
     :param rewriter_params: Init parameters of the rewriter to override (`max_hints`, `timeout`, `cache_path`...).
     :param embedding_cache: The vector cache (`CodeSearch`).
+    :param semantic_hints: As `CodeSearch` (None: as the index was built).
+    :param package_boost: As `CodeSearch`: the same as the rows it is compared with.
     """
 
     def __init__(
@@ -76,6 +86,8 @@ class VariantSearch(CodeSearch):
         chat_generator: dict[str, Any],
         rewriter_params: dict[str, Any] | None = None,
         embedding_cache: str | Path | None = None,
+        semantic_hints: bool | None = None,
+        package_boost: bool = True,
     ) -> None:
         super().__init__(
             index_dir,
@@ -84,18 +96,21 @@ class VariantSearch(CodeSearch):
             lexical=True if lexical else None,
             chat_generator=chat_generator,
             rewriter_params=rewriter_params,
+            semantic_hints=semantic_hints,
+            package_boost=package_boost,
         )
         self.free = free
 
     def load_pipeline(self, kind: str, *, writer: str | None = None) -> Pipeline:
-        if kind not in ("query_llm", "query_lexical"):
+        if kind not in ("query_llm", "query_lexical", "query_lexical_semantic"):
             return super().load_pipeline(kind, writer=writer)
         path = pipeline_file(self.backend, "query_llm", self.pipelines)
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
         params = data["components"]["rewriter"].setdefault("init_parameters", {})
         params.update(self.rewriter_params or {})
         params["chat_generator"] = self.chat_generator
-        variant_pipeline_dict(data, lexical=kind == "query_lexical", free=self.free)
+        lexical = kind != "query_llm"
+        variant_pipeline_dict(data, lexical=lexical, free=self.free, semantic_hints=kind == "query_lexical_semantic")
         return self.pipeline_from_dict(data)  # bound like every pipeline of this folder (store, vector cache)
 
     def invented_names(self, rewrite: dict[str, Any], question: str) -> dict[str, int]:
