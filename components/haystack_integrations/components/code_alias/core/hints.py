@@ -501,6 +501,11 @@ class HintIndex:
         """What derives from the targets and the postings as a whole: built once, and again after an update."""
         self._spread = [1.0 + math.log2(max(1, len(t.qualified_names))) for t in self.targets]
         self._content_counts = np.asarray([len(t.content_words) for t in self.targets], dtype=np.int32)
+        # The tie-breaks of every ranking here (exported first, then by name), as arrays for `np.lexsort`.
+        self._not_exported = np.asarray([not t.exported for t in self.targets], dtype=bool)
+        by_name = sorted(range(len(self.targets)), key=lambda i: self.targets[i].name)
+        self._name_order = np.empty(len(self.targets), dtype=np.int64)
+        self._name_order[by_name] = np.arange(len(by_name))
         self._kind_weight = np.asarray(
             [PACKAGE_WORD_WEIGHT if t.kind == "package" else NAME_WORD_WEIGHT for t in self.targets]
         )
@@ -731,7 +736,7 @@ class HintIndex:
             nearest = [i for i in semantic[:PLACES_NEAREST_KEPT] if i not in packages][: max(0, limit - len(packages))]
             placed = packages + nearest
             placed += pool.choose(calibration.places, limit - len(placed), exclude=set(placed))
-            ranked = sorted(placed, key=lambda i: (-total[i], not self.targets[i].exported, self.targets[i].name))
+            ranked = self._ordered(np.asarray(placed, dtype=np.int64), total)
         elif semantic:
             # The nearest cards keep their places: they are the candidates word overlap cannot produce.
             chosen, near = set(ranked), set(semantic)
@@ -740,10 +745,7 @@ class HintIndex:
             missing = [i for i in semantic if i not in chosen][: max(0, limit - len(kept))]
             if missing:
                 others = [i for i in ranked if i not in near][: max(0, limit - len(kept) - len(missing))]
-                ranked = sorted(
-                    [*others, *kept, *missing],
-                    key=lambda i: (-total[i], not self.targets[i].exported, self.targets[i].name),
-                )
+                ranked = self._ordered(np.asarray([*others, *kept, *missing], dtype=np.int64), total)
         hints = []
         for index in ranked:
             found = dict(evidence.get(index, {}))
@@ -792,10 +794,14 @@ class HintIndex:
             # partition slows down 20-fold when most values equal the one it looks for (2.5 ms on 23k names).
             kth = np.sort(scores[candidates], kind="stable")[len(candidates) - limit]
             candidates = candidates[scores[candidates] >= kth]
-        return sorted(
-            candidates.tolist(),
-            key=lambda i: (-scores[i], not self.targets[i].exported, self.targets[i].name),
-        )[:limit]
+        return self._ordered(candidates, scores)[:limit]
+
+    def _ordered(self, indexes: np.ndarray, scores: np.ndarray) -> list[int]:
+        """`indexes` by score, best first; ties: exported first, then by name (as a sort on those keys would)."""
+        if len(indexes) == 0:
+            return []
+        order = np.lexsort((self._name_order[indexes], self._not_exported[indexes], -scores[indexes]))
+        return [int(i) for i in indexes[order]]
 
     def _place_pool(self, lexical: np.ndarray, card_scores: np.ndarray, kinds: _PoolKinds) -> PlacePool:
         """The best `POOL_DEPTH` symbols by word score and by card similarity, with their place features."""
