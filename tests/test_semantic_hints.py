@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
+from haystack_integrations.components.code_alias.retrieval.search import AskResult, CodeSearch
 from tests.conftest import write_tree
 
 QUESTION = "where's the payments retry helper?"
@@ -94,8 +94,8 @@ def test_the_payments_retry_helper_is_named_and_first(monorepo: Path, tmp_path: 
         assert _names(plain.ranked_symbols("bm25"))[0] == "retryFailedExports"
 
 
-def _package_confidence(answer: object) -> float:
-    hints = answer.rewrite["hints"]  # type: ignore[attr-defined]
+def _package_confidence(answer: AskResult) -> float:
+    hints = answer.rewrite["hints"]
     return next(float(h["confidence"]) for h in hints if h["kind"] == "package" and h["name"] == "@acme/payments-core")
 
 

@@ -211,13 +211,9 @@ def boost_by_repository(
     fused.sort(key=lambda entry: (-entry[0], entry[1]))
     if not keep_order_within:
         return [(item, score) for score, _, item in fused]
-    queues: dict[str | None, list[T]] = {}
+    own: dict[str | None, list[T]] = {}
     for item in items:
-        queues.setdefault(repo_of(item), []).append(item)
-    taken: dict[str | None, int] = {}
-    ordered = []
-    for score, _, item in fused:  # each place keeps its score and goes to its repository's next item
-        name = repo_of(item)
-        ordered.append((queues[name][taken.get(name, 0)], score))
-        taken[name] = taken.get(name, 0) + 1
-    return ordered
+        own.setdefault(repo_of(item), []).append(item)
+    queues = {name: iter(members) for name, members in own.items()}
+    # each place keeps its score and goes to its repository's next item in the original order
+    return [(next(queues[repo_of(item)]), score) for score, _, item in fused]

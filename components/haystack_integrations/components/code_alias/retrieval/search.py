@@ -183,11 +183,15 @@ def package_prior(rewrite: dict[str, Any]) -> dict[str, float]:
     """
     hints = rewrite.get("hints") or []
     symbols = rewrite.get("symbols") or []
-    first = next((h for h in hints if symbols and h.get("kind") == "symbol" and h.get("name") == symbols[0]), None)
-    home = str(first.get("package") or "") if first else ""
-    confidence = {str(h.get("name")): float(h.get("confidence") or 0.0) for h in hints if h.get("kind") == "package"}
-    chosen = rewrite.get("packages") or []
-    return {home: confidence[home]} if home and home in chosen and confidence.get(home, 0.0) > 0 else {}
+
+    def hint(kind: str, name: object) -> dict[str, Any]:
+        return next((h for h in hints if h.get("kind") == kind and h.get("name") == name), {})
+
+    home = hint("symbol", symbols[0]).get("package") if symbols else None
+    if not home or home not in (rewrite.get("packages") or []):
+        return {}
+    confidence = float(hint("package", home).get("confidence") or 0.0)
+    return {str(home): confidence} if confidence > 0 else {}
 
 
 def _boosted(
