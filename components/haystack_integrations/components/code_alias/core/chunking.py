@@ -21,8 +21,9 @@ dictionary has it); `comment_lines` says how many lines of comment its text star
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from .line_runs import encode_line_runs, runs_needed
 from .model import SymbolDef
 from .symbols import doc_comment_text
 
@@ -72,6 +73,10 @@ class Chunk:
     part: int = 0
     #: Lines of doc comment the text starts with, above `start_line`: the text reads from `start_line - comment_lines`.
     comment_lines: int = 0
+    #: The file's line number of each line of `content` as runs (`core.line_runs`), when they are not the one run
+    #: from the text's first line to `end_line` (a class outline, a long chunk's first part); else empty. Not part
+    #: of equality: it is derived from the span and the nesting the other fields already fix.
+    line_runs: str = field(default="", compare=False)
 
 
 def chunk_file(text: str, symbols: list[SymbolDef], *, max_lines: int = MAX_CHUNK_LINES) -> list[Chunk]:
@@ -212,13 +217,19 @@ def _parts(
 ) -> list[Chunk]:
     """One chunk, or its parts of `max_lines` lines when longer: the first with the whole span, then the rest."""
     text = "\n".join(body[:max_lines])
-    parts = [Chunk(text, kind, symbol, qualified_name, start_line, end_line, comment_lines=comment_lines)]
+    kept = numbers[:max_lines]
+    runs = encode_line_runs(kept) if runs_needed(kept, end_line) else ""
+    parts = [
+        Chunk(text, kind, symbol, qualified_name, start_line, end_line, comment_lines=comment_lines, line_runs=runs)
+    ]
     for part, offset in enumerate(range(max_lines, len(body), max_lines), 1):
         window = body[offset : offset + max_lines]
         if not any(line.strip() for line in window):
             continue  # trailing blank lines: nothing to search
-        first, last = numbers[offset], numbers[offset + len(window) - 1]
-        parts.append(Chunk("\n".join(window), kind, symbol, qualified_name, first, last, part))
+        kept = numbers[offset : offset + len(window)]
+        first, last = kept[0], kept[-1]
+        runs = encode_line_runs(kept) if runs_needed(kept, last) else ""
+        parts.append(Chunk("\n".join(window), kind, symbol, qualified_name, first, last, part, line_runs=runs))
     return parts
 
 

@@ -21,7 +21,9 @@ class CodeSplitter:
     `end_line`, plus `file_sha256` and `file_chunk_count` from the file (so an index sync can tell a complete
     file from a half-written one), and `chunker` (`CHUNKER_VERSION`: a file cut by an older release is re-split).
     A JavaScript / TypeScript definition's chunk whose text starts with its doc comment also has `comment_lines`, the
-    comment's lines above `start_line` (the text reads from `start_line - comment_lines`).
+    comment's lines above `start_line` (the text reads from `start_line - comment_lines`). A chunk whose text is not
+    the one run of lines from its first line to `end_line` (a class outline of its members' signature lines, the
+    first part of a long chunk) has `line_runs`, the file's number of each of its lines (`core.line_runs`).
     When the alias dictionary is given, its parsed symbols are reused instead of parsing again.
 
     ### Usage example
@@ -89,6 +91,7 @@ class CodeSplitter:
                             **({"repo": repo} if repo is not None else {}),
                             # Only where there is one: other chunks keep the meta (and so the ids) they had.
                             **({"comment_lines": piece.comment_lines} if piece.comment_lines else {}),
+                            **({"line_runs": piece.line_runs} if piece.line_runs else {}),
                         },
                     )
                 )
