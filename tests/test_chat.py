@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ACME_REPO
-from tests.thread_server import ThreadServer, hostile_copy
+from tests.thread_server import ThreadServer
+from tests.views_repo import views_copy
 
 pytest.importorskip("hayhooks")
 openai = pytest.importorskip("openai", reason="the chat tests need the `openai` client (the dev extra)")
@@ -67,7 +67,7 @@ def index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
 
     folder = tmp_path_factory.mktemp("chat-index")
-    CodeSearch(folder, lexical=True).index(hostile_copy(ACME_REPO, tmp_path_factory.mktemp("chat-repo") / "acme"))
+    CodeSearch(folder, lexical=True).index(views_copy(tmp_path_factory.mktemp("chat-repo") / "acme"))
     return folder
 
 
@@ -108,18 +108,55 @@ def test_models_lists_the_ask_deployment(plain_server: ThreadServer) -> None:
     assert [model.id for model in _client(plain_server).models.list()] == [CHAT_MODEL]
 
 
-def test_without_an_llm_the_answer_is_the_ranked_symbols_in_markdown(plain_server: ThreadServer) -> None:
+def test_without_an_llm_the_answer_leads_with_the_most_likely_place(plain_server: ThreadServer) -> None:
     reply = _client(plain_server).chat.completions.create(
         model=CHAT_MODEL, messages=[{"role": "user", "content": QUESTION}]
     )
     text = reply.choices[0].message.content
     assert reply.choices[0].finish_reason == "stop"
-    assert "`withStripeBackoff`" in text  # the rewrite's symbol
-    assert "1. `packages.payments-core.src.retry.withStripeBackoff` (function) at " in text
-    assert "`packages/payments-core/src/retry.ts:6`" in text  # path:line of the definition
-    assert "export async function withStripeBackoff" in text  # its code excerpt
+    first, *rest = text.splitlines()
+    # The place first, as a path:line link (VS Code by default), and why in words; the rewrite is not up here.
+    assert first.startswith(
+        "**Most likely:** `withStripeBackoff` (function) at [`packages/payments-core/src/retry.ts:6`]"
+    )
+    assert "(vscode://file/" in first and first.split("(vscode://file", 1)[1].startswith("/") and ":6)" in first
+    assert "keyword search" in first and "bm25 #" not in text and "rewrite" not in first
+    # Its code at the file's line numbers, then the footer with the rewrite.
+    assert " 6  export async function withStripeBackoff" in text
+    assert rest[-1].startswith("_rewrite (dictionary): withStripeBackoff")
     meta = (reply.model_extra or {})["code_alias"]
     assert meta["mode"] == "dictionary" and meta["symbols"][0] == "packages/payments-core/src/retry.ts:6"
+    assert meta["abstained"] is False and meta["follow_up"] is None
+
+
+def test_a_follow_up_turns_to_the_tests_of_the_previous_answers_symbol(plain_server: ThreadServer) -> None:
+    client = _client(plain_server)
+    messages: list[dict[str, str]] = [{"role": "user", "content": QUESTION}]
+    first = client.chat.completions.create(model=CHAT_MODEL, messages=messages)  # type: ignore[arg-type]
+    messages += [
+        {"role": "assistant", "content": first.choices[0].message.content or ""},
+        {"role": "user", "content": "where is it tested?"},
+    ]
+    reply = client.chat.completions.create(model=CHAT_MODEL, messages=messages)  # type: ignore[arg-type]
+    text = reply.choices[0].message.content or ""
+    meta = (reply.model_extra or {})["code_alias"]
+    assert meta["follow_up"] == {"kind": "tests", "subject": "withStripeBackoff"}
+    # The test that names it, at its first line that does (the import at line 1 is not a test).
+    assert text.startswith("**Tests of `withStripeBackoff`:** [`packages/payments-core/src/retry.test.ts:3`]")
+    assert "const result = await withStripeBackoff(" in text
+    assert all("test" in place for place in meta["symbols"])  # tests only, no code file
+    # Without a previous answer to point at, "it" is nobody: the question is answered as asked.
+    alone = client.chat.completions.create(
+        model=CHAT_MODEL, messages=[{"role": "user", "content": "where is it tested?"}]
+    )
+    assert (alone.model_extra or {})["code_alias"]["follow_up"] is None
+    # A question that names the symbol needs no conversation.
+    named = client.chat.completions.create(
+        model=CHAT_MODEL, messages=[{"role": "user", "content": "where is EmailField tested?"}]
+    )
+    assert (named.choices[0].message.content or "").startswith(
+        "**Tests of `EmailField`:** [`services/shop/tests/test_fields.py:5`]"
+    )
 
 
 def test_streaming_sends_the_same_answer_in_pieces(plain_server: ThreadServer) -> None:
@@ -167,6 +204,9 @@ def test_an_invented_citation_and_identifier_are_caught_and_counted(
     assert f"`{INVENTED_IDENTIFIER}`{FLAG_MARK}" in text
     assert "`withStripeBackoff`" + FLAG_MARK not in text  # a real identifier stands
     assert "1 citation(s) verified, 1 dropped; 1 identifier(s) not found" in text  # the footer a chat UI shows
+    # The index's most likely place leads, the model's text follows, the rewrite closes.
+    assert text.startswith("**Most likely:** `withStripeBackoff` (function) at ")
+    assert text.index("The retry helper is") < text.index("Citation check") < text.index("_rewrite (dictionary)")
 
 
 def test_streamed_llm_answer_carries_the_check(llm_server: ThreadServer) -> None:

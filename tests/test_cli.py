@@ -180,14 +180,12 @@ def test_json_rank_is_the_printed_order(monkeypatch: pytest.MonkeyPatch, capsys:
     ]
     assert [s["rank"] for s in payload["symbols"]] == [1, 2]
     code, text, _ = run_cli(["ask", "q"], capsys)
-    lines = text.splitlines()
-    symbols, files = lines[lines.index("symbols:") + 1 : lines.index("files:")], lines[lines.index("files:") + 1 :]
-    numbered = [line for line in symbols if re.match(r"^\s*\d+\. ", line)]
-    assert [line.split()[1] for line in numbered] == [s["qualified_name"] for s in payload["symbols"]]
-    assert "      why: found by keyword search, 2nd" in symbols  # the evidence in words; --json keeps "bm25 #2"
-    assert [line.split()[1] for line in files if re.match(r"^\s*\d+\. ", line)] == [
-        f["file_path"] for f in payload["files"]
-    ]
+    numbered = [line.split() for line in text.splitlines() if re.match(r"^\s*\d+  ", line)]
+    # One line per symbol, in the JSON's order: place, name (less the module its path says), path:line, reason.
+    assert [(int(row[0]), row[2]) for row in numbered] == [(s["rank"], f"{s['file_path']}:1") for s in payload["symbols"]]
+    assert [row[1] for row in numbered] == ["pay.retry", "tests.test_pay"]
+    assert "keyword search 2nd" in text.splitlines()[0]  # the evidence in words; --json keeps "bm25 #2"
+    assert "files:" not in text  # the files are folded into the symbols' paths
 
 
 # ---- dict show resolves a renamed name and an alias ----------------------------------------------------------------

@@ -19,10 +19,12 @@ from typing import Any
 
 from .errors import CodeAliasError
 from .paths import DEFAULT_INDEX_DIR, DICTIONARY_FILE, INDEX_DIR_ENV, find_index_dir, git_root, index_dir_for_root
-from .presentation import answer_text, skipped_once, status_text, sync_words, vectors_text
+from .presentation import skipped_once, status_text, sync_words, vectors_text
 from .progress import progress_disabled
 
 EXIT_ERROR = 2
+SNIPPET_LINES = 8  # `answer_view.SNIPPET_LINES`, here without its imports (the parser is built on every command)
+MAX_CODE_LINES = 40  # `serving.service.CODE_LINES_RANGE`'s end
 SERVER_ENV = "CODE_ALIAS_SERVER"  # `code-alias ask` sends questions to this running `code-alias serve`
 EXIT_BROKEN_PIPE = 141  # what a shell reports for a command ended by SIGPIPE (128 + 13), as `git log | head` does
 
@@ -108,6 +110,16 @@ def _parser() -> argparse.ArgumentParser:
     ask.add_argument("question")
     ask.add_argument("--top-k", type=int, default=10)
     ask.add_argument("--no-rewrite", action="store_true", help="retrieve with the raw question (baseline)")
+    ask.add_argument(
+        "--code",
+        nargs="?",
+        type=int,
+        const=SNIPPET_LINES,
+        default=0,
+        metavar="N",
+        help=f"show N lines of each definition's code (default {SNIPPET_LINES}), centred on the lines that match "
+        "the question, with their line numbers",
+    )
     ask.add_argument(
         "--repo", action="append", metavar="NAME", help="only this repository of the index (repeat for several)"
     )
@@ -423,6 +435,8 @@ def _indexed_root(index_dir: str) -> str:
 def _cmd_ask(args: argparse.Namespace) -> int:
     if args.top_k <= 0:
         raise ValueError("--top-k must be > 0")
+    if not 0 <= args.code <= MAX_CODE_LINES:
+        raise ValueError(f"--code takes 1 to {MAX_CODE_LINES} lines, got {args.code}")
     llm = bool(args.llm or args.gguf or args.openai_base_url)
     if llm and args.lexical:
         raise ValueError("--lexical answers with BM25 and the dictionary rewrite; drop --llm/--gguf/--openai-base-url")
@@ -437,10 +451,15 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     for key in ("files", "symbols"):
         if isinstance(payload.get(key), list):
             payload[key] = [{**item, "rank": place} for place, item in enumerate(payload[key], 1)]
-    from .presentation import add_locations, hyperlinks_wanted
+    from .presentation import add_locations
 
     add_locations(payload, Path(args.index_dir).expanduser().resolve())
-    _emit(args, payload, answer_text(payload, links=not args.json and hyperlinks_wanted(sys.stdout)))
+    if args.json:
+        _emit(args, payload, "")
+        return 0
+    from .terminal import console_for, render_answer
+
+    render_answer(payload, console_for(sys.stdout), code=bool(args.code))
     return 0
 
 
@@ -476,7 +495,12 @@ def _ask_here(args: argparse.Namespace, *, llm: bool) -> dict[str, Any]:
     answer = search.ask(
         args.question, top_k=args.top_k, use_rewrite=not args.no_rewrite, repo=args.repo, package=args.package
     )
-    payload = {**answer.to_dict(), "retrieval": search.answering_with}
+    from .answer_view import attach_code, mark_confidence, match_terms
+
+    payload = mark_confidence({**answer.to_dict(), "retrieval": search.answering_with}, answer)
+    if args.code:
+        used = answer.rewrite.get("symbols") or [] if answer.rewrite.get("used", True) else []
+        attach_code(payload["symbols"], answer.documents, match_terms(args.question, used), lines=args.code)
     count = search.vectors() if search.retrieval == "hybrid" and not llm else None
     if count is not None and not count.complete:
         payload["vectors"] = count.to_dict()
@@ -491,12 +515,12 @@ def _ask_local_server(args: argparse.Namespace, *, llm: bool) -> dict[str, Any] 
     """
     Answer through a server of the same index on this machine: the warm one (started now when there is none, see
     `serving/warm.py`) or a hand-started `code-alias serve`. It answers in milliseconds what this process would need
-    seconds of imports and loading for (`--lexical` too: the server answers it with its BM25-only search). None
-    when the question needs this process (`--no-rewrite`, an LLM, another backend, `--no-daemon`), when no server
-    can be had, or when the one announced does not prove itself (`server_discovery`: nothing but a nonce reaches
-    it, and it is said on stderr).
+    seconds of imports and loading for (`--lexical`, `--no-rewrite` and `--code` too: the request carries them). None
+    when the question needs this process (an LLM, another backend, `--no-daemon`), when no server can be had, or when
+    the one announced does not prove itself (`server_discovery`: nothing but a nonce reaches it, and it is said on
+    stderr).
     """
-    if llm or args.no_rewrite or args.no_daemon or args.backend != "embedded" or args.top_k > 100:
+    if llm or args.no_daemon or args.backend != "embedded" or args.top_k > 100:
         return None
     from .serving.server_discovery import PeerAnswerError, UnsafeLinkError, ask_peer, discover
     from .serving.warm import daemon_allowed, ensure_warm_server
@@ -507,9 +531,7 @@ def _ask_local_server(args: argparse.Namespace, *, llm: bool) -> dict[str, Any] 
     if peer is None:
         return None
     body: dict[str, Any] = {"question": args.question, "top_k": args.top_k, "mode": "dictionary"}
-    body.update({key: getattr(args, key) for key in ("repo", "package") if getattr(args, key, None)})
-    if args.lexical:
-        body["lexical"] = True
+    body.update(_ask_options(args))
     try:
         result = ask_peer(peer, "/code_alias_ask/run", body, timeout=args.server_timeout)
     except UnsafeLinkError as refused:
@@ -525,6 +547,17 @@ def _ask_local_server(args: argparse.Namespace, *, llm: bool) -> dict[str, Any] 
     return {**result, "server": peer.address, "server_kind": peer.kind, "server_pid": peer.pid}
 
 
+def _ask_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The request fields of `ask`'s options for a server (`code_alias_ask`), each only where not the default."""
+    options: dict[str, Any] = {key: getattr(args, key) for key in ("repo", "package") if getattr(args, key, None)}
+    if args.lexical:
+        options["lexical"] = True
+    if args.no_rewrite:
+        options["use_rewrite"] = False
+    options["code_lines"] = args.code  # the server's default carries a few lines: none unless `--code` asks
+    return options
+
+
 def _ask_server(args: argparse.Namespace, *, llm: bool) -> dict[str, Any]:
     """
     Answer through a running `code-alias serve` (its index, its loaded model): no import of the pipelines here,
@@ -532,18 +565,13 @@ def _ask_server(args: argparse.Namespace, *, llm: bool) -> dict[str, Any]:
     """
     from .serving.server_discovery import TOKEN_ENV
 
-    unsupported = ["--no-rewrite"] if args.no_rewrite else []
     if args.gguf or args.openai_base_url:
-        unsupported.append("--gguf/--openai-base-url")
-    if unsupported:
-        raise ValueError(f"--server answers with the server's own pipeline; drop {', '.join(unsupported)}")
+        raise ValueError("--server answers with the server's own pipeline; drop --gguf/--openai-base-url")
     if not args.server.startswith(("http://", "https://")):
         raise ValueError(f"--server must be an http:// or https:// URL, got {args.server!r}")
     url = args.server.rstrip("/") + "/code_alias_ask/run"
     body = {"question": args.question, "top_k": args.top_k, "mode": "llm" if llm else "dictionary"}
-    body.update({key: getattr(args, key) for key in ("repo", "package") if getattr(args, key, None)})
-    if args.lexical:
-        body["lexical"] = True
+    body.update(_ask_options(args))
     headers = {"content-type": "application/json"}
     token = os.environ.get(TOKEN_ENV)
     if token:

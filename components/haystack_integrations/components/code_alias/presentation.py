@@ -1,9 +1,10 @@
-"""How the CLI shows its results to a person: answers at absolute `path:line` locations with *why* in words and
-terminal hyperlinks, the index summary and the status in words.
+"""How answers and the index are said to a person: *why* in words, names beside their paths, what an answer's
+footer says, absolute locations for `--json`, and the status in words.
 
 The JSON keeps the raw evidence (`why` as the ranker wrote it) and gains `absolute_path` and `location`; the text
-says the same in words ("found by keyword search, 2nd; the question names it"). Standard library only: this runs
-on the warm server's fast path, after the answer came back.
+says the same in words ("the question names it; keyword search 2nd"). The terminal (`terminal.py`), the page and
+the chat take their words from here. Standard library only: this runs on the warm server's fast path, after the
+answer came back.
 """
 
 from __future__ import annotations
@@ -136,56 +137,83 @@ def location_text(item: dict[str, Any], *, links: bool) -> str:
     return link(shown, item.get("absolute_path"), line, enabled=links)
 
 
-# ---- the CLI's texts ----------------------------------------------------------------------------------------------
-def answer_text(payload: dict[str, Any], *, links: bool = False) -> str:
+def short_reason(why: list[str], *, evidence: int = 2) -> str:
     """
-    The printed answer: the rewrite, then symbols (the question asks for a name, a file and a line), then files;
-    each at its absolute `path:line` (a terminal hyperlink when `links`), with *why* in words.
+    The ranker's evidence in a few words, the rewrite's reason first: "the question names it; keyword search 1st,
+    meaning 3rd" (what the terminal's one line per symbol and the chat's first line say).
+
+    :param evidence: At most this many of the rewrite's reasons.
     """
-    rewrite = payload["rewrite"]
+    ranks: list[str] = []
+    reasons: list[str] = []
+    for item in why:
+        rank = _RANK.match(item)
+        if rank:
+            where = {"bm25": "keyword search", "embedding": "meaning"}.get(rank["name"], f"{rank['name']} list")
+            ranks.append(f"{where} {ordinal(int(rank['rank']))}")
+            continue
+        rewrite = _REWRITE.match(item)
+        if not rewrite:
+            reasons.append(item)  # already words (a follow-up's own reason)
+            continue
+        for piece in (rewrite["evidence"] or "").split(","):
+            kind, _, detail = piece.strip().partition(":")
+            if kind and not kind.startswith("confidence"):
+                said = _evidence_words(kind, detail or None)
+                if said and said not in reasons:
+                    reasons.append(said)
+        if not reasons:
+            reasons.append("the question's rewrite asks for it")
+    found = ", ".join(ranks)
+    return "; ".join(part for part in ("; ".join(reasons[:evidence]), found) if part) or "ranked by the fused search"
+
+
+def display_name(symbol: dict[str, Any]) -> str:
+    """
+    A ranked symbol's name as a person reads it beside its path: the qualified name less the module part the path
+    already says (`services.shop.fields.Field.clean` in `services/shop/fields.py` -> `Field.clean`).
+    """
+    qualified = str(symbol.get("qualified_name") or symbol.get("symbol") or "")
+    path = str(symbol.get("file_path") or "")
+    module = path.rsplit(".", 1)[0].replace("/", ".")
+    if module and qualified.startswith(module + "."):
+        return qualified[len(module) + 1 :]
+    return qualified or "(module)"
+
+
+def footer_parts(payload: dict[str, Any]) -> list[str]:
+    """
+    What an answer says after its results: the rewrite used (the symbols it asked for), how it retrieved, and who
+    answered (a server, not this process).
+    """
+    rewrite = payload.get("rewrite") or {}
     meta = rewrite.get("meta") or {}
-    used = rewrite.get("used", True)
-    lines = [
-        f"rewrite ({meta.get('mode', 'none') if used else 'off'}, intent {rewrite['intent']}): {rewrite['rewritten']}",
-        f"  symbols: {', '.join(rewrite['symbols']) or '-'}   packages: {', '.join(rewrite['packages']) or '-'}",
-    ]
+    used = rewrite.get("used", meta.get("used", True))
+    parts: list[str] = []
+    if not used:
+        parts.append("rewrite: off (the question as written)")
+    else:
+        names = ", ".join(rewrite.get("symbols") or []) or "no names"
+        packages = ", ".join(rewrite.get("packages") or [])
+        packages = f"; packages {packages}" if packages else ""
+        parts.append(f"rewrite ({meta.get('mode', 'dictionary')}): {names}{packages}")
+    if rewrite.get("dropped"):
+        parts.append(f"dropped (not in the dictionary): {', '.join(str(d.get('name', d)) for d in rewrite['dropped'])}")
+    if meta.get("fallback"):
+        parts.append(f"LLM fallback to the dictionary rewrite: {meta['fallback']}")
     vectors = payload.get("vectors")
     if payload.get("retrieval") == "lexical" and vectors:
-        lines.insert(0, "retrieval: lexical for now (no chunk vectors yet; `code-alias status` shows how far they are)")
+        parts.append("retrieval: lexical for now (no chunk vectors yet; `code-alias status` shows how far they are)")
     elif payload.get("retrieval") == "lexical":
-        lines.insert(0, "retrieval: lexical (BM25 + the rewrite's definitions; no embedding model)")
+        parts.append("retrieval: lexical")
     elif vectors:
-        lines.insert(0, f"retrieval: hybrid, with the chunk vectors computed so far: {vectors_text(vectors)}")
+        parts.append(f"retrieval: hybrid, with the chunk vectors computed so far: {vectors_text(vectors)}")
     if payload.get("server_kind") == "warm":
         pid = payload["server_pid"]
-        lines.insert(0, f"answered by the warm code-alias server (pid {pid}; `--no-daemon` answers here)")
+        parts.append(f"answered by the warm code-alias server (pid {pid}; `--no-daemon` answers here)")
     elif payload.get("server"):
-        lines.insert(0, f"answered by the code-alias server at {payload['server']}")
-    if rewrite.get("dropped"):
-        lines.append(f"  dropped (not in the dictionary): {rewrite['dropped']}")
-    if meta.get("fallback"):
-        lines.append(f"  LLM fallback to the dictionary rewrite: {meta['fallback']}")
-    symbols = payload.get("symbols") or []
-    if symbols:
-        lines.append("symbols:")
-    for rank, symbol in enumerate(symbols, 1):
-        span = f"lines {symbol['start_line']}-{symbol['end_line']}" if symbol.get("end_line") else ""
-        lines.append(f"{rank:>2}. {symbol['qualified_name']}  {location_text(symbol, links=links)}  {span}".rstrip())
-        if symbol.get("why"):
-            lines.append(f"      why: {why_in_words(symbol['why'])}")
-    files = payload.get("files") or []
-    if files:
-        lines.append("files:")
-    for rank, item in enumerate(files, 1):
-        hits = ", ".join(
-            f"{h['qualified_name'] or '(module)'} L{h['start_line']}-{h['end_line']}" for h in item["hits"][:3]
-        )
-        first = next((h.get("start_line") for h in item["hits"] if h.get("start_line")), None)
-        shown = link(item.get("location") or item["file_path"], item.get("absolute_path"), first, enabled=links)
-        lines.append(f"{rank:>2}. {shown}  {hits}")
-    if not files:
-        lines.append("no results")
-    return "\n".join(lines)
+        parts.append(f"answered by the code-alias server at {payload['server']}")
+    return parts
 
 
 def status_text(record: dict[str, Any], vectors: dict[str, Any]) -> str:

@@ -1,17 +1,21 @@
 """Chat answers for OpenAI-compatible clients: the question from the conversation, the answer from the index.
 
-`CodeChat.answer` takes an OpenAI `messages` list and answers its **last user message**. Earlier turns only lend
-the identifiers they named when the question refers back ("where is *it* called?"); they never reach a model as
-turns, so nothing in them (nor a client's `system` message) is followed as an instruction.
+`CodeChat.answer` takes an OpenAI `messages` list and answers its **last user message**. Earlier turns serve two
+purposes and never reach a model as turns (so nothing in them, nor a client's `system` message, is followed as an
+instruction): a follow-up about the previous answer's symbol ("where is it tested?") is answered as such
+(`follow_ups.py`), and a question that refers back ("how do I refund with *it*?") borrows the identifiers they named.
 
-- Without a ChatGenerator the reply is the ask answer in Markdown: the rewrite, the ranked symbols with
-  `path:line` and a short excerpt of their code, and the files.
-- With one (the server's `CODE_ALIAS_LLM_*` generator, or one given), the model writes the answer from the
-  retrieved chunks, which it sees as numbered, fenced data, and must cite `path:start-end`. `check_answer` then
-  drops every citation that is not inside a chunk it was shown and flags every identifier that no shown chunk
-  contains (the answer-side twin of the rewrite's `SymbolFaithfulnessFilter`); the counts go in the reply's
-  metadata and in a footer line, so a chat UI shows them too. The whole answer is checked before any of it is
-  sent, which is why a streamed LLM answer arrives in pieces only after generation.
+- Every reply leads with the most likely place (**Most likely:** the name, its kind, a `path:line` link) and a
+  one-line reason in words (`presentation.short_reason`), then its code (the lines that match the question, at the
+  file's line numbers), the other places, and a footer with the rewrite that was used.
+- Without a ChatGenerator that is the whole reply. With one (the server's `CODE_ALIAS_LLM_*` generator, or one
+  given), the model writes the answer from the retrieved chunks, which it sees as numbered, fenced data with the
+  file's line numbers, and must cite `path:start-end`. `check_answer` then drops every citation that is not inside a
+  chunk it was shown and flags every identifier that no shown chunk contains (the answer-side twin of the rewrite's
+  `SymbolFaithfulnessFilter`); the counts go in the reply's metadata and in a footer line, so a chat UI shows them
+  too. The whole answer is checked before any of it is sent, which is why a streamed LLM answer arrives in pieces
+  only after generation.
+- Without a confident match the reply says so and lists the closest places as weak ones.
 """
 
 from __future__ import annotations
@@ -26,8 +30,28 @@ from typing import Any
 from haystack import Document
 from haystack.dataclasses import ChatMessage
 
+from haystack_integrations.components.code_alias.answer_view import (
+    WEAK_RESULTS,
+    CodeLines,
+    attach_code,
+    chunk_lines,
+    code_link,
+    group_symbols,
+    match_terms,
+)
 from haystack_integrations.components.code_alias.core.identifiers import find_identifiers
+from haystack_integrations.components.code_alias.indexing.dictionary_handle import DictionaryHandle
+from haystack_integrations.components.code_alias.paths import DICTIONARY_FILE
+from haystack_integrations.components.code_alias.presentation import display_name, footer_parts, short_reason
 from haystack_integrations.components.code_alias.rewriting.generators import IN_PROCESS_STYLES, generator_style
+from haystack_integrations.components.code_alias.serving.follow_ups import (
+    REFERRING,
+    FollowUpAnswer,
+    FollowUpContext,
+    Subject,
+    previous_subject,
+    route,
+)
 from haystack_integrations.components.code_alias.serving.service import (
     TOP_K_RANGE,
     AskResponse,
@@ -45,31 +69,11 @@ MAX_TURN_CHARS = 16_000
 ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
 DEFAULT_TOP_K = 5
 EXCERPT_LINES = 8
+#: Other places a reply lists after the most likely one.
+OTHER_PLACES = 4
 PROMPT_CHUNKS = 6
 PROMPT_CHUNK_LINES = 60
 MAX_REFERENCES = 4
-# Words by which a question points back at an earlier turn.
-_REFERRING = frozenset(
-    [
-        "it",
-        "its",
-        "it's",
-        "this",
-        "that",
-        "these",
-        "those",
-        "them",
-        "they",
-        "their",
-        "there",
-        "same",
-        "above",
-        "previous",
-        "former",
-        "latter",
-        "one",
-    ]
-)
 _WORD_RE = re.compile(r"[A-Za-z']+")
 # `path:start-end` or `path:line`, optionally in backticks or brackets; absolute paths too (always dropped: the
 # index holds relative ones). A "path" with neither a slash nor a dot (a time such as 12:30) is not a citation.
@@ -99,11 +103,15 @@ SYSTEM_PROMPT = (
 
 @dataclass(frozen=True)
 class Conversation:
-    """What a chat request asks: the last user message, and what retrieval searches for."""
+    """
+    What a chat request asks: the last user message, what retrieval searches for, and the symbol the latest answer
+    of ours led with (the subject of a follow-up such as "where is it tested?").
+    """
 
     question: str
     query: str
     references: tuple[str, ...] = ()
+    previous: Subject | None = None
 
 
 @dataclass
@@ -164,7 +172,7 @@ def read_conversation(messages: Any) -> Conversation:
     last = users[-1]
     question = check_question(texts[last])
     references: list[str] = []
-    if _REFERRING & {word.lower() for word in _WORD_RE.findall(question)}:
+    if REFERRING & {word.lower() for word in _WORD_RE.findall(question)}:
         for index in range(last - 1, -1, -1):
             if messages[index].get("role") not in ("user", "assistant"):
                 continue  # a client's system prompt is not a turn of this conversation
@@ -175,7 +183,8 @@ def read_conversation(messages: Any) -> Conversation:
                 break
     references = references[:MAX_REFERENCES]
     query = question if not references else f"{question} ({' '.join(references)})"
-    return Conversation(question=question, query=query, references=tuple(references))
+    previous = previous_subject(messages, texts, last)
+    return Conversation(question=question, query=query, references=tuple(references), previous=previous)
 
 
 def _turn_identifiers(text: str) -> list[str]:
@@ -188,35 +197,41 @@ def _turn_identifiers(text: str) -> list[str]:
 # ---- the chunks ----------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Chunk:
-    """A retrieved chunk as the answer may cite it: where it is and the code lines shown."""
+    """A retrieved chunk as the answer may cite it: where it is, and the code lines shown with their line numbers."""
 
     file_path: str
     start_line: int
     end_line: int
     lines: tuple[str, ...]
     language: str = ""
+    #: The file's line number of each of `lines` (a class outline skips its methods' bodies); empty = consecutive.
+    numbers: tuple[int, ...] = ()
 
     @property
     def citation(self) -> str:
         return f"{self.file_path}:{self.start_line}-{self.end_line}"
 
+    def numbered(self) -> list[tuple[int, str]]:
+        """(line number, text) of every line shown."""
+        numbers = self.numbers or tuple(range(self.start_line, self.start_line + len(self.lines)))
+        return list(zip(numbers, self.lines, strict=False))
 
-def _text_start(meta: dict[str, Any]) -> int | None:
-    """The line a chunk's text starts at: its `start_line`, less the doc comment lines above it (JS/TS)."""
-    start, comment = meta.get("start_line"), meta.get("comment_lines")
-    if not isinstance(start, int):
-        return None
-    return start - comment if isinstance(comment, int) and 0 < comment < start else start
+
+def _chunk(path: str, code: CodeLines, max_lines: int) -> Chunk:
+    numbers, lines = code.numbers[:max_lines], code.texts[:max_lines]
+    return Chunk(path, numbers[0], numbers[-1], lines, code.language, numbers)
 
 
 def to_chunk(document: Document, max_lines: int = PROMPT_CHUNK_LINES) -> Chunk | None:
-    """The chunk of a retrieved document, its code cut to `max_lines` lines (None without a path or lines)."""
-    meta = document.meta
-    path, start = meta.get("file_path"), _text_start(meta)
-    if not isinstance(path, str) or start is None or not document.content:
+    """
+    The chunk of a retrieved document, its code cut to `max_lines` lines at the file's line numbers (None without a
+    path or lines).
+    """
+    path = document.meta.get("file_path")
+    code = chunk_lines(document.content, document.meta)
+    if not isinstance(path, str) or code is None:
         return None
-    lines = tuple(document.content.splitlines()[:max_lines])
-    return Chunk(path, start, start + max(len(lines), 1) - 1, lines, str(meta.get("language") or ""))
+    return _chunk(path, code, max_lines)
 
 
 def answer_chunks(documents: list[Document], limit: int = PROMPT_CHUNKS) -> list[Chunk]:
@@ -234,24 +249,6 @@ def answer_chunks(documents: list[Document], limit: int = PROMPT_CHUNKS) -> list
     return chunks
 
 
-def symbol_code(documents: list[Document], file_path: str, start_line: Any, max_lines: int) -> Chunk | None:
-    """The code at `file_path:start_line` from the retrieved chunks (the chunk containing that line)."""
-    if not isinstance(start_line, int):
-        return None
-    for document in documents:
-        meta = document.meta
-        start = _text_start(meta)
-        if meta.get("file_path") != file_path or start is None or not document.content:
-            continue
-        lines = document.content.splitlines()
-        if start <= start_line < start + max(len(lines), 1):
-            shown = tuple(lines[start_line - start : start_line - start + max_lines])
-            return Chunk(
-                file_path, start_line, start_line + max(len(shown), 1) - 1, shown, str(meta.get("language") or "")
-            )
-    return None
-
-
 def fence(lines: tuple[str, ...] | list[str], language: str = "") -> str:
     """A Markdown code block that no backtick run in `lines` can close early."""
     longest = max((len(run) for line in lines for run in re.findall(r"`+", line)), default=0)
@@ -260,33 +257,95 @@ def fence(lines: tuple[str, ...] | list[str], language: str = "") -> str:
 
 
 # ---- the Markdown answer (no LLM) ----------------------------------------------------------------------------
-def markdown_answer(payload: AskResponse, documents: list[Document], excerpt_lines: int = EXCERPT_LINES) -> str:
-    """The ask answer as Markdown: the rewrite, the ranked symbols with `path:line` and an excerpt, the files."""
-    rewrite = payload["rewrite"]
-    out = [f"**Rewrite:** {_inline(rewrite['rewritten'])}"]
-    if rewrite["symbols"]:
-        out.append("symbols " + ", ".join(_inline(name) for name in rewrite["symbols"]))
-    if rewrite["packages"]:
-        out.append("packages " + ", ".join(_inline(name) for name in rewrite["packages"]))
-    if rewrite["dropped"]:
-        out.append("dropped " + ", ".join(_inline(str(item.get("name", item))) for item in rewrite["dropped"]))
-    lines = ["; ".join(out), ""]
-    if not payload["symbols"]:
-        lines.append("No definition in the index answers this; try other words or a name from the code.")
-    else:
-        lines.append("**Ranked symbols**")
+def _place(item: dict[str, Any], links: dict[str, Any]) -> str:
+    """`path:line` as inline code, linked to the code where a link can be made (`answer_view.code_link`)."""
+    where = f"{item['file_path']}:{item['start_line']}" if item.get("start_line") else item["file_path"]
+    roots = links.get("roots") or {}
+    root = roots.get(str(item.get("repo") or ""), roots.get(""))
+    href = code_link(
+        str(links.get("template") or ""),
+        path=item["file_path"],
+        line=item.get("start_line"),
+        root=root,
+        repo=item.get("repo"),
+    )
+    return f"[{_inline(where)}]({href})" if href and links.get("template") else _inline(where)
+
+
+def _code(item: dict[str, Any]) -> list[str]:
+    """A symbol's code lines (`code`, from `answer_view.attach_code`) fenced, each with its line number."""
+    code = item.get("code") or {}
+    rows = [row for row in code.get("lines") or [] if isinstance(row, list) and len(row) >= 2]
+    if not rows:
+        return []
+    width = len(str(max(int(row[0]) for row in rows)))
+    shown: list[str] = []
+    previous: int | None = None
+    for number, text, *_ in rows:
+        if previous is not None and number != previous + 1:
+            shown.append(f"{'⋮':>{width}}")
+        shown.append(f"{number:>{width}}  {text}")
+        previous = number
+    return fence(shown, str(code.get("language") or "")).splitlines()
+
+
+def markdown_answer(
+    payload: AskResponse,
+    documents: list[Document],
+    excerpt_lines: int = EXCERPT_LINES,
+    *,
+    links: dict[str, Any] | None = None,
+    heading: str | None = None,
+    empty: str | None = None,
+) -> str:
+    r"""
+    The ask answer as Markdown: the most likely place first (`path:line`, a reason in words, its code), then the
+    other places, then a footer with the rewrite. Without a confident match: "No confident match" and the closest
+    places, marked weak.
+
+    :param links: `{"template": ..., "roots": {...}}` for links to the code (`answer_view.code_link`); none without.
+    :param heading: The first line's label for a follow-up ("**Tests of \`name\`:**"); default "**Most likely:**".
+    :param empty: What a follow-up says when nothing answers it.
+    """
+    chosen = links or {}
+    symbols: list[dict[str, Any]] = [dict(item) for item in payload["symbols"]]
+    used = payload["rewrite"]["symbols"] if payload["rewrite"]["meta"].get("used", True) else []
+    attach_code(symbols, documents, match_terms(payload["question"], used), lines=excerpt_lines)
+    groups = group_symbols(symbols)
+    weak = payload.get("abstained") is True and heading is None
+    lines: list[str] = []
+    if not symbols:
+        lines.append(
+            f"{heading} {empty}"
+            if heading and empty
+            else "No definition in the index answers this; try other words or a name from the code."
+        )
+    elif weak:
+        lines.append("**No confident match;** the closest places (weak):")
         lines.append("")
-    for item in payload["symbols"]:
-        where = f"{item['file_path']}:{item['start_line']}" if item.get("start_line") else item["file_path"]
-        head = f"{item['rank']}. {_inline(item['qualified_name'])} ({item.get('kind') or 'symbol'}) at {_inline(where)}"
-        if item.get("why"):
-            head += " \u2014 " + "; ".join(item["why"])
-        lines.append(head)
-        chunk = symbol_code(documents, item["file_path"], item.get("start_line"), excerpt_lines)
-        if chunk is not None:
-            lines.extend("   " + line for line in fence(chunk.lines, chunk.language).splitlines())
-    if payload["files"]:
-        lines += ["", "**Files:** " + ", ".join(_inline(item["file_path"]) for item in payload["files"])]
+        for place, group in enumerate(groups[:WEAK_RESULTS], 1):
+            item = symbols[group[0]]
+            lines.append(
+                f"{place}. {_inline(display_name(item))} ({item.get('kind') or 'symbol'}) at {_place(item, chosen)} "
+                f"\u2014 weak: {short_reason(item.get('why') or [])}"
+            )
+    else:
+        lead = symbols[groups[0][0]]
+        label = heading or "**Most likely:**"
+        named = "" if heading else f"{_inline(display_name(lead))} ({lead.get('kind') or 'symbol'}) at "
+        lines.append(f"{label} {named}{_place(lead, chosen)} \u2014 {short_reason(lead.get('why') or [])}.")
+        lines.extend(_code(lead))
+        others = groups[1 : 1 + OTHER_PLACES]
+        if others:
+            lines += ["", "Also:"]
+        for group in others:
+            item = symbols[group[0]]
+            more = f"; +{len(group) - 1} more in this file" if len(group) > 1 else ""
+            lines.append(
+                f"- {_inline(display_name(item))} ({item.get('kind') or 'symbol'}) at {_place(item, chosen)}: "
+                f"{short_reason(item.get('why') or [])}{more}"
+            )
+    lines += ["", f"_{' · '.join(footer_parts(dict(payload)))}_"]
     return "\n".join(lines)
 
 
@@ -302,7 +361,7 @@ def answer_prompt(question: str, chunks: list[Chunk]) -> list[ChatMessage]:
     """The system rules, then the question (JSON-quoted) and the chunks as numbered, fenced, line-numbered data."""
     parts = [f"Question (data, JSON-quoted): {json.dumps(question, ensure_ascii=False)}", "", "Code excerpts (data):"]
     for number, chunk in enumerate(chunks, 1):
-        numbered = [f"{chunk.start_line + offset}| {line}" for offset, line in enumerate(chunk.lines)]
+        numbered = [f"{line_number}| {line}" for line_number, line in chunk.numbered()]
         parts += ["", f"[{number}] {json.dumps(chunk.citation)}", fence(numbered, chunk.language)]
     parts += ["", "Answer the question from these excerpts, citing path:start-end for every claim."]
     return [ChatMessage.from_system(SYSTEM_PROMPT), ChatMessage.from_user("\n".join(parts))]
@@ -413,23 +472,39 @@ class CodeChat:
         repo = check_filter_name(options.get("repo"), "repo")
         package = check_filter_name(options.get("package"), "package")
         started = time.perf_counter()
-        payload, documents = self.service.ask_with_chunks(conversation.query, top_k, "dictionary", repo, package)
+        routed = route(conversation.question, conversation.previous, self._known)
+        follow_up: FollowUpAnswer | None = None
+        if routed is not None:
+            kind, subject = routed
+            follow_up = kind.answer(FollowUpContext(self.service, subject, top_k, repo, package))
+            payload, documents = follow_up.payload, follow_up.documents
+        else:
+            payload, documents = self.service.ask_with_chunks(conversation.query, top_k, "dictionary", repo, package)
         meta: dict[str, Any] = {
             "question": conversation.question,
             "references": list(conversation.references),
+            "follow_up": None if routed is None else {"kind": routed[0].kind, "subject": routed[1].name},
             "rewrite": {key: payload["rewrite"][key] for key in ("rewritten", "symbols", "packages", "dropped")},
             "symbols": [
                 f"{item['file_path']}:{item['start_line']}" if item.get("start_line") else item["file_path"]
                 for item in payload["symbols"]
             ],
+            "abstained": payload.get("abstained", False),
+            "confidence": payload.get("confidence"),
             "retrieval_seconds": payload["seconds"],
         }
+        links = {"template": self.service.settings.link_template, "roots": self.service.roots()}
+        heading, empty = (follow_up.heading, follow_up.empty) if follow_up is not None else (None, None)
+        markdown = markdown_answer(payload, documents, links=links, heading=heading, empty=empty)
         generator = self.generator if self.generator is not None else self.service.chat_generator()
+        if follow_up is not None:  # the model reads the places that answer the follow-up, not the whole search
+            kept = {item["file_path"] for item in payload["symbols"]}
+            documents = [d for d in documents if d.meta.get("file_path") in kept]
         chunks = answer_chunks(documents)
-        if generator is None or not chunks:
+        if generator is None or not chunks or payload.get("abstained") is True:
             meta["mode"] = "dictionary"
             meta["seconds"] = round(time.perf_counter() - started, 4)
-            return ChatAnswer(markdown_answer(payload, documents), meta)
+            return ChatAnswer(markdown, meta)
         meta["mode"] = "llm"
         meta["chunks"] = [chunk.citation for chunk in chunks]
         generated = time.perf_counter()
@@ -439,16 +514,23 @@ class CodeChat:
             meta["mode"] = "dictionary"
             meta["llm_error"] = type(error).__name__
             meta["seconds"] = round(time.perf_counter() - started, 4)
-            text = markdown_answer(payload, documents)
-            return ChatAnswer(
-                f"_The language model failed ({type(error).__name__}); the index's answer:_\n\n{text}", meta
-            )
+            return ChatAnswer(f"{markdown}\n\n_The language model failed ({type(error).__name__})._", meta)
         meta["llm_seconds"] = round(time.perf_counter() - generated, 4)
         text, report = check_answer(reply, chunks)
         meta["citation_check"] = report
         meta["seconds"] = round(time.perf_counter() - started, 4)
+        lead = markdown.split("\n", 1)[0]  # the most likely place, as the index ranks it
         sources = "**Retrieved code:** " + ", ".join(_inline(chunk.citation) for chunk in chunks)
-        return ChatAnswer(f"{text.strip()}\n\n{sources}\n\n{check_footer(report)}", meta)
+        footer = markdown.rsplit("\n", 1)[-1]  # the rewrite used
+        return ChatAnswer(f"{lead}\n\n{text.strip()}\n\n{sources}\n\n{check_footer(report)}\n\n{footer}", meta)
+
+    def _known(self, name: str) -> bool:
+        """Whether `name` is a symbol of the index (a question naming one is about it)."""
+        try:
+            dictionary = DictionaryHandle.for_path(self.service.settings.index_dir / DICTIONARY_FILE).dictionary
+        except Exception:  # no index: nothing is known, and the ask that follows says how to build one
+            return False
+        return bool(dictionary.symbols_named(name))
 
     def _generate(self, generator: Any, messages: list[ChatMessage]) -> str:
         if hasattr(generator, "warm_up"):

@@ -27,6 +27,8 @@ from haystack_integrations.components.code_alias.serving.live import (
     read_status,
 )
 from haystack_integrations.components.code_alias.serving.service import (
+    CODE_LINES_RANGE,
+    DEFAULT_CODE_LINES,
     LIMIT_RANGE,
     MAX_PREFIX_CHARS,
     MAX_QUESTION_CHARS,
@@ -90,6 +92,10 @@ class AskWrapper(BasePipelineWrapper):
         | Annotated[list[FilterName], Field(min_length=1, max_length=MAX_FILTER_VALUES)]
         | None = None,
         lexical: Annotated[bool, Field(strict=True)] = False,
+        use_rewrite: Annotated[bool, Field(strict=True)] = True,
+        code_lines: Annotated[
+            int, Field(ge=CODE_LINES_RANGE[0], le=CODE_LINES_RANGE[1], strict=True)
+        ] = DEFAULT_CODE_LINES,
     ) -> AskResponse:
         """Find where something lives in the indexed code base from an informal question (e.g. "where's the \
 payments retry helper?"): returns the definitions that answer it, best first (qualified name, kind, file, \
@@ -108,12 +114,26 @@ opening files when you do not know a name or a path; ask one thing per call.
         :param package: Only this package, or any of these (its declared name); likewise checked.
         :param lexical: Keyword search (BM25) and the dictionary rewrite only, without the embedding model, whatever
             the index was built with (what `code-alias ask --lexical` answers); not with mode "llm".
+        :param use_rewrite: false retrieves with the question exactly as written (no rewrite: the baseline that
+            `code-alias ask --no-rewrite` answers).
+        :param code_lines: How many lines of each definition's code to return (0 to 40; 6 by default), centred on
+            the lines that match the question, each with its line number in the file.
         :returns: `symbols` (rank, qualified_name, symbol, kind, file_path, start_line, end_line, package, score,
-            why: the evidence behind its place), `files` (rank, file_path, score, hits with symbol, qualified_name,
-            kind, start_line, end_line), `rewrite` (rewritten, symbols, packages, intent, dropped, meta), `mode`
-            and `seconds`.
+            why: the evidence behind its place, code: {language, lines: [[line number, text], ...]}), `files` (rank,
+            file_path, score, hits with symbol, qualified_name, kind, start_line, end_line), `rewrite` (rewritten,
+            symbols, packages, intent, dropped, meta), `confidence` and `abstained` (true: no confident match, the
+            symbols are only the closest places), `mode` and `seconds`.
         """
-        return self.service.ask(question, top_k, mode, repo=repo, package=package, lexical=lexical)
+        return self.service.ask(
+            question,
+            top_k,
+            mode,
+            repo=repo,
+            package=package,
+            lexical=lexical,
+            use_rewrite=use_rewrite,
+            code_lines=code_lines,
+        )
 
     def use_chat_generator(self, generator: Any | None) -> None:
         """Answer chats with `generator` (a Haystack ChatGenerator) instead of the service's own, if any."""

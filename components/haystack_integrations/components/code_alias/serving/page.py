@@ -1,10 +1,13 @@
-"""The search page of `code-alias serve`: `GET /` and its two static files, and the two calls it makes.
+"""The search page of `code-alias serve`: `GET /` and its static files, and the two calls it makes.
 
-The page (`page_static/`: one HTML file, one script, one style sheet; no build step, nothing from another origin)
-offers completions as you type from `POST /code_alias_autocomplete/run` (the dictionary alone: never the model)
-and on Enter asks `POST /page/ask`, which is the ask answer plus, for each ranked symbol, its code lines from the
-retrieved chunk, its *why* in words and the absolute path an editor link opens. `GET /page/info` names the
-repositories and packages (for the filters) and the limits.
+The page (`page_static/`: one HTML file, one script, one style sheet, an icon; no build step, nothing from another
+origin) offers completions as you type from `POST /code_alias_autocomplete/run` (the dictionary alone: never the model)
+and on Enter asks `POST /page/ask`, which is the ask answer plus, for each ranked symbol, its code at the file's
+line numbers (`answer_view`: a snippet centred on the lines that match, the lines around it, the matches to
+highlight), its *why* in words and the absolute path an editor link opens, and the groups of near-duplicates the
+page folds. `GET /page/info` names the repositories and packages (for the filters), the limits, the folders they
+were indexed from and the server's default link template (each person may choose another, and map the server's
+folder to their own checkout, in the page's settings).
 
 The static files carry no data, so they are served without the token (a browser cannot send a bearer token on
 navigation); the page then asks for the token (or reads it once from `#token=...`) and sends it on every call,
@@ -14,15 +17,20 @@ connections (`Content-Security-Policy`), so text from the index is only ever sho
 
 from __future__ import annotations
 
-import re
 from importlib import resources
 from pathlib import PurePosixPath
 from typing import Any
 
+from haystack_integrations.components.code_alias.answer_view import (
+    LINK_PRESETS,
+    attach_code,
+    group_symbols,
+    match_terms,
+)
 from haystack_integrations.components.code_alias.core.model import DictionaryError
 from haystack_integrations.components.code_alias.indexing.dictionary_handle import DictionaryHandle
 from haystack_integrations.components.code_alias.paths import DICTIONARY_FILE
-from haystack_integrations.components.code_alias.serving.chat import symbol_code
+from haystack_integrations.components.code_alias.presentation import display_name, short_reason, why_in_words
 from haystack_integrations.components.code_alias.serving.service import (
     LIMIT_RANGE,
     MAX_PREFIX_CHARS,
@@ -38,6 +46,7 @@ STATIC_FILES: dict[str, tuple[str, str]] = {
     "/": ("index.html", "text/html; charset=utf-8"),
     "/page/page.js": ("page.js", "text/javascript; charset=utf-8"),
     "/page/page.css": ("page.css", "text/css; charset=utf-8"),
+    "/page/favicon.svg": ("favicon.svg", "image/svg+xml"),
 }
 PAGE_HEADERS = {
     "content-security-policy": "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
@@ -46,57 +55,12 @@ PAGE_HEADERS = {
     "referrer-policy": "no-referrer",
     "cache-control": "no-cache",
 }
-MAX_CODE_LINES = 40
 PAGE_FIELDS = frozenset({"question", "top_k", "repo", "package"})
-_RANK_RE = re.compile(r"^(\w+) #(\d+)$")
-_RETRIEVERS = {"bm25": "keyword search", "embedding": "meaning (embedding) search"}
-_EVIDENCE = {  # `core.hints.EvidenceKind`, said in words
-    "exact": "the question writes the name out",
-    "nickname": "the team's nickname file maps the question's words to it",
-    "alias": "it is a renamed symbol's or a package's alias",
-    "fuzzy": "a near spelling of a word in the question",
-    "retrieved": "it is defined in a chunk the first search found",
-    "all-words": "every word of its name is in the question",
-    "described": "the question describes it",
-    "package": "its package is the one asked about",
-    "words": "words of its name are in the question",
-    "doc": "its docstring shares words with the question",
-    "abbreviation": "through an abbreviation",
-}
 
 
 def is_page_asset(method: str, path: str) -> bool:
     """Whether a request fetches one of the page's static files (served without the token: they hold no data)."""
     return method in ("GET", "HEAD") and path in STATIC_FILES
-
-
-def why_in_words(why: list[str]) -> str:
-    """
-    A ranked symbol's evidence (`results.why_ranked`: "bm25 #2", "rewrite: NAME (evidence, confidence 0.54)")
-    as one sentence a person reads.
-    """
-    found: list[str] = []
-    named = ""
-    for reason in why:
-        rank = _RANK_RE.match(reason)
-        if rank:
-            found.append(f"#{rank.group(2)} in {_RETRIEVERS.get(rank.group(1), rank.group(1) + ' search')}")
-        elif reason.startswith("rewrite: "):
-            symbol, _, rest = reason[len("rewrite: ") :].partition(" (")
-            parts = [part.strip() for part in rest.rstrip(")").split(",") if part.strip()]
-            confidence = next((part.split()[-1] for part in parts if part.startswith("confidence")), None)
-            kinds = dict.fromkeys(part.split(":")[0] for part in parts if not part.startswith("confidence"))
-            evidence = [_EVIDENCE.get(kind, kind) for kind in kinds]
-            named = f"It defines {symbol}, a name the rewrite found for the question"
-            if evidence:
-                named += " (" + "; ".join(evidence) + ")"
-            if confidence:
-                named += f", confidence {confidence}"
-            named += "."
-        else:
-            found.append(reason)
-    sentence = ("Found " + ", ".join(found) + ".") if found else ""
-    return " ".join(part for part in (sentence, named) if part) or "Ranked by the fused retrieval score."
 
 
 def read_page_question(raw: bytes, content_type: str | None = "application/json") -> dict[str, Any]:
@@ -124,7 +88,7 @@ class PageService:
         return DictionaryHandle.for_path(self.service.settings.index_dir / DICTIONARY_FILE).dictionary
 
     def info(self) -> dict[str, Any]:
-        """The repositories and packages to filter by, and the limits."""
+        """The repositories and packages to filter by, the limits, and where links to code go by default."""
         try:
             dictionary = self._dictionary()
         except (DictionaryError, FileNotFoundError) as error:
@@ -133,6 +97,8 @@ class PageService:
             "repositories": sorted(dictionary.repositories),
             "packages": sorted({package.name for package in dictionary.packages}),
             "dictionary_version": dictionary.version,
+            "roots": self.service.roots(),
+            "links": {"default": self.service.settings.link_template, "presets": dict(LINK_PRESETS)},
             "limits": {
                 "max_question_chars": MAX_QUESTION_CHARS,
                 "max_prefix_chars": MAX_PREFIX_CHARS,
@@ -142,29 +108,37 @@ class PageService:
         }
 
     def ask(self, body: dict[str, Any]) -> dict[str, Any]:
-        """The ask answer with, per symbol, its code lines, its why in words and the path an editor opens."""
+        """
+        The ask answer as the page shows it: per symbol its name beside its path, its why in words, the absolute
+        path an editor link opens, and its code (the snippet centred on the matching lines, the lines around it for
+        "show more", the matches to highlight); the near-duplicate groups; the files with their first lines.
+        """
         payload, documents = self.service.ask_with_chunks(
             body["question"], body.get("top_k", 10), "dictionary", body.get("repo"), body.get("package")
         )
-        dictionary = self._dictionary()
-        roots = {name: record.root for name, record in dictionary.repositories.items()}
-        symbols: list[dict[str, Any]] = []
-        for item in payload["symbols"]:
-            start, end = item.get("start_line"), item.get("end_line")
-            span = min(MAX_CODE_LINES, (end - start + 1) if isinstance(start, int) and isinstance(end, int) else 12)
-            chunk = symbol_code(documents, item["file_path"], start, span)
-            root = roots.get(item.get("repo") or "", dictionary.root) or dictionary.root
-            symbols.append(
-                {
-                    **item,
-                    "why_words": why_in_words(item.get("why") or []),
-                    "code": {"start_line": chunk.start_line, "lines": list(chunk.lines), "language": chunk.language}
-                    if chunk
-                    else None,
-                    "editor_path": str(PurePosixPath(root) / item["file_path"]) if root else None,
-                }
-            )
-        return {**payload, "symbols": symbols}
+        roots = self.service.roots()
+        terms = match_terms(payload["question"], payload["rewrite"]["symbols"])
+        symbols: list[dict[str, Any]] = [dict(item) for item in payload["symbols"]]
+        attach_code(symbols, documents, terms, more=True, spans=True)
+        for item in symbols:
+            root = roots.get(str(item.get("repo") or ""), roots.get(""))
+            item["display_name"] = display_name(item)
+            item["why_words"] = why_in_words(item.get("why") or [])
+            item["reason"] = short_reason(item.get("why") or [])
+            item["editor_path"] = str(PurePosixPath(root) / item["file_path"]) if root else None
+        files: list[dict[str, Any]] = []
+        for ranked in payload["files"]:
+            root = roots.get(str(ranked.get("repo") or ""), roots.get(""))
+            first = next((hit.get("start_line") for hit in ranked.get("hits") or [] if hit.get("start_line")), 1)
+            path = str(PurePosixPath(root) / ranked["file_path"]) if root else None
+            files.append({**ranked, "line": first, "editor_path": path})
+        return {
+            **payload,
+            "symbols": symbols,
+            "files": files,
+            "groups": group_symbols(symbols),
+            "terms": terms.to_dict(),
+        }
 
 
 def add_page_routes(app: Any, service: CodeAliasService) -> None:

@@ -575,7 +575,7 @@ def _mcp_app(wrappers: dict[str, Any]) -> _McpEndpoint:
         return [tool for _, _, tool in tools.values()]
 
     @server.call_tool(validate_input=False)
-    async def call_tool(name: str, arguments: dict[str, Any]) -> list[TextContent]:
+    async def call_tool(name: str, arguments: dict[str, Any]) -> tuple[list[TextContent], dict[str, Any]]:
         if name not in tools:
             raise ValueError(f"unknown tool {_short(name)!r}; the tools are {', '.join(tools)}")
         wrapper, model, _ = tools[name]
@@ -593,7 +593,8 @@ def _mcp_app(wrappers: dict[str, Any]) -> _McpEndpoint:
         except Exception:
             logger.exception("code-alias: MCP tool %s failed", name)
             raise ValueError("internal server error (the server log has the details)") from None
-        return [TextContent(type="text", text=json.dumps(result))]
+        # The answer as `structuredContent`, and as JSON text for clients that read only `content`.
+        return [TextContent(type="text", text=json.dumps(result))], result
 
     manager = StreamableHTTPSessionManager(app=server, event_store=None, json_response=False, stateless=True)
     return _McpEndpoint(manager)

@@ -24,6 +24,8 @@ Configuration (environment variables, read once when the service is created):
   gains nothing from more, and several requests at once each get a core).
 - `CODE_ALIAS_MAX_CONCURRENT_ASKS`: pipeline runs at once; more requests wait their turn (default 4).
 - `CODE_ALIAS_LEXICAL`: `1` serves the BM25-only query pipeline (`query_lexical.yml`): no embedding model in memory.
+- `CODE_ALIAS_LINK_TEMPLATE`: where the page's and the chat's links to code go by default: `vscode` (the default),
+  `jetbrains`, `file`, or a template such as `https://git.example/acme/pay/blob/main/{path}#L{line}`.
 
 Error messages never carry a traceback or an absolute file path (`bad_request` shortens paths to their last
 part), so an answer tells a client what to fix without showing the server's file system.
@@ -50,6 +52,14 @@ from haystack.document_stores.errors import DocumentStoreError
 from threadpoolctl import threadpool_limits
 from typing_extensions import NotRequired, TypedDict
 
+from haystack_integrations.components.code_alias.answer_view import (
+    LINK_PRESETS,
+    answer_confidence,
+    attach_code,
+    check_link_template,
+    match_terms,
+    order_completions,
+)
 from haystack_integrations.components.code_alias.core.model import DictionaryError
 from haystack_integrations.components.code_alias.indexing.dictionary_handle import DictionaryHandle
 from haystack_integrations.components.code_alias.indexing.index_files import index_exists
@@ -79,6 +89,10 @@ MAX_QUESTION_CHARS = 2000
 MAX_PREFIX_CHARS = 200
 TOP_K_RANGE = (1, 100)
 LIMIT_RANGE = (1, 50)
+#: Code lines per definition an ask answer may carry (`code_lines`); 6 by default: enough for an agent to see the
+#: definition without opening the file.
+CODE_LINES_RANGE = (0, 40)
+DEFAULT_CODE_LINES = 6
 HITS_PER_FILE = 5
 BUILD_HINT = (
     "build it with `code-alias index PATH --index-dir DIR`, DIR being the server's CODE_ALIAS_INDEX_DIR "
@@ -99,6 +113,21 @@ class RankedFile(TypedDict):
     hits: list[Hit]
 
 
+class CodeView(TypedDict):
+    """A few lines of a definition's code (`answer_view.Snippet.to_dict`), each `[line number, text]`."""
+
+    language: str
+    lines: list[list[Any]]
+    window: list[int]
+    complete: bool
+
+
+class AnsweredSymbol(RankedSymbol):
+    """A ranked symbol as an answer carries it: with its best-matching code lines when asked for."""
+
+    code: NotRequired[CodeView | None]
+
+
 class RewriteUsed(TypedDict):
     """The rewrite that retrieval used."""
 
@@ -115,10 +144,12 @@ class AskResponse(TypedDict):
 
     question: str
     mode: str
-    symbols: list[RankedSymbol]
+    symbols: list[AnsweredSymbol]
     rewrite: RewriteUsed
     files: list[RankedFile]
     seconds: float
+    confidence: float | None  # how sure the answer is (0-1; None where the ranking gives no calibrated figure)
+    abstained: bool  # no confident match: the symbols are the closest places, not an answer
     retrieval: NotRequired[str]  # "hybrid" or "lexical" (a hybrid index without vectors yet answers lexically)
     vectors: NotRequired[dict[str, Any]]  # how far the chunk vectors are, while they are still being computed
 
@@ -144,6 +175,8 @@ class Completion(TypedDict):
     files: list[str]
     package: str | None
     reasons: list[str]
+    symbol_kind: NotRequired[str | None]  # function, class, method, constant... of its first definition
+    line: NotRequired[int | None]  # where that definition starts
 
 
 class AutocompleteResponse(TypedDict):
@@ -207,6 +240,8 @@ class ServiceSettings:
     torch_threads: int | None = 1
     max_concurrent_asks: int = 4
     lexical: bool | None = None  # None: as the index was built (`index_mode.py`)
+    #: Where the page's and the chat's links to code go by default (`answer_view.LINK_PRESETS`, or a template).
+    link_template: str = LINK_PRESETS["vscode"]
 
     @property
     def generator_configured(self) -> bool:
@@ -248,6 +283,7 @@ class ServiceSettings:
                 env.get("CODE_ALIAS_MAX_CONCURRENT_ASKS", "4"), "CODE_ALIAS_MAX_CONCURRENT_ASKS"
             ),
             lexical=lexical,
+            link_template=_link_template(env.get("CODE_ALIAS_LINK_TEMPLATE", "")),
         )
 
     def chat_generator(self) -> dict[str, Any] | None:
@@ -280,6 +316,13 @@ class ServiceSettings:
                 "timeout": self.llm_timeout,
             }
         return {"configured": False, "kind": None, "model": None, "base_url": None, "timeout": None}
+
+
+def _link_template(text: str) -> str:
+    try:
+        return check_link_template(text) if text.strip() else LINK_PRESETS["vscode"]
+    except ValueError as error:
+        raise ValueError(f"CODE_ALIAS_LINK_TEMPLATE: {error}") from None
 
 
 def _positive_int(text: str, name: str) -> int:
@@ -574,9 +617,22 @@ class CodeAliasService:
         package: Any = None,
         *,
         lexical: Any = False,
+        use_rewrite: Any = True,
+        code_lines: Any = 0,
     ) -> AskResponse:
-        """Ranked files and definitions for a question, and the rewrite used (see the ask wrapper)."""
-        return self.ask_with_chunks(question, top_k, mode, repo, package, lexical=lexical)[0]
+        """
+        Ranked files and definitions for a question, and the rewrite used (see the ask wrapper).
+
+        :param code_lines: Give each symbol its `code_lines` best-matching lines of code (`answer_view.snippet`).
+        """
+        lines = check_int(code_lines, "code_lines", *CODE_LINES_RANGE)
+        payload, documents = self.ask_with_chunks(
+            question, top_k, mode, repo, package, lexical=lexical, use_rewrite=use_rewrite
+        )
+        if lines:
+            used = payload["rewrite"]["symbols"] if payload["rewrite"]["meta"].get("used", True) else []
+            attach_code(payload["symbols"], documents, match_terms(payload["question"], used), lines=lines)  # type: ignore[arg-type]
+        return payload
 
     def ask_with_chunks(
         self,
@@ -587,17 +643,21 @@ class CodeAliasService:
         package: Any = None,
         *,
         lexical: Any = False,
+        use_rewrite: Any = True,
     ) -> tuple[AskResponse, list[Document]]:
         """
         `ask`'s answer and the retrieved chunks behind it (their code: what the page and the chat quote).
 
         :param lexical: BM25 and the dictionary rewrite only, whatever the index was built with (no model).
+        :param use_rewrite: False retrieves with the question as written (`code-alias ask --no-rewrite`).
         """
         text = check_question(question)
         k = check_int(top_k, "top_k", *TOP_K_RANGE)
         chosen = self._require_mode(mode)
         if not isinstance(lexical, bool):
             raise bad_request(f"lexical must be true or false, got {type(lexical).__name__}")
+        if not isinstance(use_rewrite, bool):
+            raise bad_request(f"use_rewrite must be true or false, got {type(use_rewrite).__name__}")
         if lexical and chosen == "llm":
             raise bad_request("lexical answers with the dictionary rewrite; drop mode 'llm' or lexical", 400)
         check_filter_name(repo, "repo")
@@ -609,7 +669,14 @@ class CodeAliasService:
             except ValueError as error:
                 raise bad_request(str(error)) from None
         with self._slot(), self._backend_errors("ask"):
-            answer = search.ask(text, top_k=k, mode=chosen if search.llm else None, repo=repo, package=package)
+            answer = search.ask(
+                text,
+                top_k=k,
+                use_rewrite=use_rewrite,
+                mode=chosen if search.llm else None,
+                repo=repo,
+                package=package,
+            )
         payload = self._ask_payload(answer, chosen, k)
         # As `code-alias ask` says it when it answers itself: the CLI prints the same lines for a server's answer.
         payload["retrieval"] = search.answering_with
@@ -617,6 +684,17 @@ class CodeAliasService:
         if count is not None and not count.complete:
             payload["vectors"] = count.to_dict()
         return plain(payload), list(answer.documents)
+
+    def roots(self) -> dict[str, str]:
+        """Repository name -> the folder it was indexed from (`""` -> the index's only or first one); {} without one."""
+        try:
+            dictionary = DictionaryHandle.for_path(self.settings.index_dir / DICTIONARY_FILE).dictionary
+        except (DictionaryError, FileNotFoundError):
+            return {}
+        roots = {str(name): str(record.root) for name, record in dictionary.repositories.items() if record.root}
+        if dictionary.root:
+            roots.setdefault("", str(dictionary.root))
+        return roots
 
     def chat_generator(self) -> Any | None:
         """The warmed ChatGenerator of the LLM query pipeline (the rewriter's own: one model in memory), or None."""
@@ -642,8 +720,8 @@ class CodeAliasService:
                 ranked["repo"] = str(item["repo"])
             files.append(ranked)
         # The answer's symbols (each definition once, tests after code, with *why*), renumbered as returned.
-        symbols: list[RankedSymbol] = [{**item, "rank": rank} for rank, item in enumerate(answer.symbols[:top_k], 1)]
-        return {
+        symbols: list[AnsweredSymbol] = [{**item, "rank": rank} for rank, item in enumerate(answer.symbols[:top_k], 1)]
+        payload: AskResponse = {
             "question": answer.question,
             "mode": mode,
             "symbols": symbols,
@@ -653,33 +731,38 @@ class CodeAliasService:
                 "packages": list(rewrite.get("packages") or []),
                 "intent": rewrite.get("intent"),
                 "dropped": list(rewrite.get("dropped") or []),
-                "meta": dict(rewrite.get("meta") or {}),
+                "meta": {**dict(rewrite.get("meta") or {}), "used": bool(rewrite.get("used", True))},
             },
             "files": files,
             "seconds": round(answer.seconds, 4),
+            "confidence": None,
+            "abstained": False,
         }
+        # The ranking's own confidence when it gives one, else the interim rule (`answer_view.answer_confidence`).
+        payload["confidence"], payload["abstained"] = answer_confidence(answer)
+        return payload
 
     def rewrite(self, question: Any, mode: Any = "dictionary") -> RewriteResponse:
-        """The rewrite alone, from the same rewriter (and cache) that `ask` uses."""
+        """
+        The rewrite `ask` uses for this question: the same pipeline run, so the same hints reach the rewriter (the
+        first keyword search's definitions, the nearest symbol cards) and both answers name the same symbols.
+        """
         text = check_question(question)
         chosen = self._require_mode(mode)
-        pipeline = self._search().query_pipeline
-        with self._backend_errors("rewrite"):
-            result = pipeline.get_component("rewriter").run(question=text, mode=chosen)
-            meta = dict(result.get("meta") or {})
-            if "faithfulness" in pipeline.graph.nodes:  # the LLM pipeline checks every name against the dictionary
-                checked = pipeline.get_component("faithfulness").run(
-                    rewritten=result["rewritten"], symbols=result["symbols"], packages=result["packages"], question=text
-                )
-                result = {**result, **{k: checked[k] for k in ("rewritten", "symbols", "packages")}}
-                meta["dropped"] = checked.get("dropped", [])
+        search = self._search()
+        with self._slot(), self._backend_errors("rewrite"):
+            answer = search.ask(text, top_k=1, mode=chosen if search.llm else None)
+        rewrite = answer.rewrite
+        meta = dict(rewrite.get("meta") or {})
+        if search.llm:  # the LLM pipeline's faithfulness filter: what it dropped
+            meta["dropped"] = list(rewrite.get("dropped") or [])
         return plain(
             {
-                "rewritten": result["rewritten"],
-                "symbols": list(result["symbols"]),
-                "packages": list(result["packages"]),
-                "intent": result["intent"],
-                "hints": list(result.get("hints") or []),
+                "rewritten": rewrite.get("rewritten") or text,
+                "symbols": list(rewrite.get("symbols") or []),
+                "packages": list(rewrite.get("packages") or []),
+                "intent": rewrite.get("intent"),
+                "hints": list(rewrite.get("hints") or []),
                 "meta": meta,
             }
         )
@@ -691,14 +774,23 @@ class CodeAliasService:
         handle = DictionaryHandle.for_path(self.settings.index_dir / DICTIONARY_FILE)
         try:
             hints = handle.hints
-            version = handle.dictionary.version
+            dictionary = handle.dictionary
+            version = dictionary.version
         except (DictionaryError, FileNotFoundError) as error:
             raise self._missing_index(error) from error
+        # A wider pool than asked for, so public names can come before constants and tests (`order_completions`).
+        completions = []
+        for hint in hints.complete(text, limit=min(count * 3, LIMIT_RANGE[1] * 3)):
+            item = hint.to_dict()
+            entries = [e for name in hint.qualified_names[:1] for e in dictionary.symbols_named(name)]
+            item["symbol_kind"] = entries[0].kind if entries else ("package" if hint.kind == "package" else None)
+            item["line"] = entries[0].start_line if entries else None
+            completions.append(item)
         return plain(
             {
                 "prefix": text,
                 "dictionary_version": version,
-                "completions": [hint.to_dict() for hint in hints.complete(text, limit=count)],
+                "completions": order_completions(completions, text)[:count],
             }
         )
 

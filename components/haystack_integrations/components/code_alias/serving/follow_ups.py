@@ -1,0 +1,211 @@
+"""Chat follow-ups: a question about the previous answer's symbol ("where is it tested?") answered as such.
+
+A chat is stateless (each request carries the conversation), so the subject comes from the conversation itself:
+the symbol the latest answer of ours led with (its first line names it in the first code span after a bold label),
+or a symbol the question names itself ("where is `withStripeBackoff` tested?"). `route` picks the follow-up whose
+words the question has; `FOLLOW_UPS` is the one place that lists them. Each follow-up turns the subject into an
+answer from the same index (`FollowUpAnswer`: a heading, the ranked places, the chunks they came from).
+
+To add one (the reference graph's "who calls it?", say), write its `answer` function and append a `FollowUp` to
+`FOLLOW_UPS`; the chat shows its heading, its places and their code like any answer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from haystack import Document
+
+from haystack_integrations.components.code_alias.answer_view import chunk_lines
+from haystack_integrations.components.code_alias.core.identifiers import find_identifiers
+from haystack_integrations.components.code_alias.core.testfiles import is_test_file
+from haystack_integrations.components.code_alias.retrieval.results import why_ranked
+from haystack_integrations.components.code_alias.serving.service import AskResponse, CodeAliasService
+
+#: Words by which a question points back at an earlier turn.
+REFERRING = frozenset(
+    [
+        "it",
+        "its",
+        "it's",
+        "this",
+        "that",
+        "these",
+        "those",
+        "them",
+        "they",
+        "their",
+        "there",
+        "same",
+        "above",
+        "previous",
+        "former",
+        "latter",
+        "one",
+    ]
+)
+_WORD_RE = re.compile(r"[A-Za-z']+")
+#: The first line of an answer of ours names its subject in the first code span after a bold label.
+_LEAD_RE = re.compile(r"\A\s*\*\*[^\n]*?`([^`\n]{1,200})`")
+_IMPORT_RE = re.compile(r"\s*(?:import|from|using|use|require|#include)\b")
+#: How deep a follow-up looks into the ranking for places that answer it.
+SEARCH_DEPTH = 30
+
+
+@dataclass(frozen=True)
+class Subject:
+    """
+    What a follow-up is about: a symbol's name as the answers write it (`withStripeBackoff`, `Field.clean`).
+
+    :param name: The name.
+    :param source: Where it came from: "previous answer" or "question".
+    """
+
+    name: str
+    source: str = "previous answer"
+
+    @property
+    def identifier(self) -> str:
+        """The name as code writes it at a call or a mention: its last dotted part."""
+        return self.name.rsplit(".", 1)[-1]
+
+
+@dataclass(frozen=True)
+class FollowUpContext:
+    """What a follow-up answers from: the service, its subject, and the request's `top_k`, `repo`, `package`."""
+
+    service: CodeAliasService
+    subject: Subject
+    top_k: int
+    repo: Any = None
+    package: Any = None
+
+
+@dataclass
+class FollowUpAnswer:
+    """
+    A follow-up's answer: a heading (Markdown, naming the subject in backticks), the ranked places (`payload`, an
+    ask answer whose `symbols` are the places), the chunks behind them, and what to say when there are none.
+    """
+
+    heading: str
+    payload: AskResponse
+    documents: list[Document] = field(default_factory=list)
+    empty: str = ""
+
+
+@dataclass(frozen=True)
+class FollowUp:
+    """
+    One kind of follow-up: the words that ask for it and how it is answered.
+
+    :param kind: Its name (in the reply's metadata).
+    :param asks: Matches a question that asks for it.
+    :param answer: Answers it from a `FollowUpContext`.
+    """
+
+    kind: str
+    asks: re.Pattern[str]
+    answer: Callable[[FollowUpContext], FollowUpAnswer]
+
+
+def _mentioning_line(identifier: str, document: Document) -> int | None:
+    """The first line of a chunk whose code writes `identifier` as a whole word (its line number in the file)."""
+    code = chunk_lines(document.content, document.meta)
+    pattern = re.compile(rf"(?<![\w$]){re.escape(identifier)}(?![\w$])")
+    if code is None:
+        return None
+    lines = [(number, text) for number, text in zip(code.numbers, code.texts, strict=True) if pattern.search(text)]
+    uses = [number for number, text in lines if not _IMPORT_RE.match(text)]  # a use, before the import naming it
+    found = uses or [number for number, _ in lines]
+    return found[0] if found else None
+
+
+def tests_of(context: FollowUpContext) -> FollowUpAnswer:
+    """
+    The tests of the subject: the chunks of test files, among those retrieved for "tests of NAME" (a question
+    about tests keeps test files in place), whose code writes the name, in their retrieval order; each place is
+    the test (or the test module) at the first line that names it.
+    """
+    name, identifier = context.subject.name, context.subject.identifier
+    payload, documents = context.service.ask_with_chunks(
+        f"tests of {name}", SEARCH_DEPTH, "dictionary", context.repo, context.package
+    )
+    places: list[dict[str, Any]] = []
+    seen: set[tuple[Any, ...]] = set()
+    for document in documents:
+        meta = document.meta
+        path = meta.get("file_path")
+        key = (meta.get("repo"), path, meta.get("qualified_name"))
+        if not isinstance(path, str) or key in seen or not is_test_file(path):
+            continue
+        line = _mentioning_line(identifier, document)
+        if line is None:
+            continue
+        seen.add(key)
+        places.append(
+            {
+                "rank": len(places) + 1,
+                "qualified_name": meta.get("qualified_name") or path.rsplit("/", 1)[-1],
+                "symbol": meta.get("symbol"),
+                "kind": "test module" if meta.get("kind") == "module" else meta.get("kind"),
+                "file_path": path,
+                "start_line": line,
+                "end_line": meta.get("end_line"),
+                "package": meta.get("package"),
+                "score": document.score,
+                "why": [*why_ranked(document), f"its code names {identifier}"],
+                **({"repo": meta["repo"]} if meta.get("repo") is not None else {}),
+            }
+        )
+        if len(places) == context.top_k:
+            break
+    answered = cast(AskResponse, {**payload, "symbols": places, "abstained": False})
+    return FollowUpAnswer(
+        heading=f"**Tests of `{name}`:**",
+        payload=answered,
+        documents=documents,
+        empty=f"no test file in the index mentions `{identifier}`.",
+    )
+
+
+#: The follow-ups, tried in order; the first whose `asks` matches the question answers it.
+FOLLOW_UPS: tuple[FollowUp, ...] = (
+    FollowUp("tests", re.compile(r"\b(?:tested|tests?|testing|specs?|covered by)\b", re.IGNORECASE), tests_of),
+)
+
+
+def previous_subject(messages: list[Any], texts: list[str], before: int) -> Subject | None:
+    """The symbol the latest assistant turn before message `before` led with (None when it led with none)."""
+    for index in range(before - 1, -1, -1):
+        message = messages[index]
+        if isinstance(message, dict) and message.get("role") == "assistant":
+            lead = _LEAD_RE.match(texts[index])
+            return Subject(lead.group(1).strip()) if lead else None
+    return None
+
+
+def _code_shaped(token: str) -> bool:
+    """A token that reads as a name of code, not a word of the sentence: `withStripeBackoff`, `mint_jwt`, `a.b`."""
+    return len(token) > 2 and ("_" in token or "." in token or any(c.isupper() for c in token[1:]))
+
+
+def route(question: str, previous: Subject | None, known: Callable[[str], bool]) -> tuple[FollowUp, Subject] | None:
+    """
+    The follow-up a question asks for, and its subject: a symbol the question names (one `known` to the index),
+    else the previous answer's when the question refers back to it (it, that, there...). None for any other question.
+
+    :param known: Whether a name is a symbol of the index (the dictionary's lookup).
+    """
+    chosen = next((follow_up for follow_up in FOLLOW_UPS if follow_up.asks.search(question)), None)
+    if chosen is None:
+        return None
+    named = [token for token in find_identifiers(question) if _code_shaped(token) and known(token)]
+    if named:
+        return chosen, Subject(named[0], source="question")
+    if previous is not None and REFERRING & {word.lower() for word in _WORD_RE.findall(question)}:
+        return chosen, previous
+    return None
