@@ -1,4 +1,4 @@
-"""Wall time of `code-alias ask` as a user runs it: through the warm server, with `--no-daemon`, and lexical.
+"""Wall time of `code-alias ask` as a user runs it: through the warm server, with `--no-daemon`, lexical, raw.
 
     flock /work/notes/bench.lock python benchmarks/warm_ask.py --index-dir /tmp/flask-hybrid --rounds 10 \
         --out benchmarks/results/warm_ask_flask.json
@@ -6,7 +6,8 @@
 Every ask is a new `code-alias ask` process (the console script's module, as `code-alias` runs it), timed from
 start to exit. The warm rows start with no server (a private cache folder, so no other server is found): the first
 ask starts the warm server and answers through it, the later ones find it. The server is stopped at the end.
-Questions cycle through a small list so that no row answers one question only.
+Questions cycle through a small list so that no row answers one question only. `--no-rewrite` (the baseline
+retrieval, the question as written) has both rows: in the asking process, and through the warm server.
 """
 
 from __future__ import annotations
@@ -82,6 +83,9 @@ def main() -> int:
     here = ("--lexical", "--no-daemon")
     lexical = [_ask(args.index_dir, next(question), env, *here)[0] for _ in range(args.cold_rounds)]
     rows["--lexical --no-daemon (in the asking process)"] = _summary(lexical)
+    here = ("--no-rewrite", "--no-daemon")
+    raw = [_ask(args.index_dir, next(question), env, *here)[0] for _ in range(args.cold_rounds)]
+    rows["--no-rewrite --no-daemon (in the asking process)"] = _summary(raw)
     firsts: list[float] = []
     answer: dict[str, Any] = {}
     for _ in range(args.first_rounds):
@@ -103,6 +107,13 @@ def main() -> int:
         assert answer.get("retrieval") == "lexical" and answer.get("server_pid") is not None, "not a warm lexical ask"
         warm_lexical.append(seconds)
     rows["later --lexical asks (through the warm server)"] = _summary(warm_lexical)
+    warm_raw = []
+    for _ in range(args.rounds):
+        seconds, answer = _ask(args.index_dir, next(question), env, "--no-rewrite")
+        unused = (answer.get("rewrite") or {}).get("meta", {}).get("used") is False
+        assert unused and answer.get("server_pid") is not None, "not a warm --no-rewrite ask"
+        warm_raw.append(seconds)
+    rows["later --no-rewrite asks (through the warm server)"] = _summary(warm_raw)
     _stop(int(answer["server_pid"]))
     for name, row in rows.items():
         print(f"{name:<50} p50 {row['p50']:>7.3f} s  (min {row['min']:.3f}, max {row['max']:.3f}, n {row['n']})")

@@ -32,8 +32,10 @@ from haystack_integrations.components.code_alias.serving.chat import (  # noqa: 
     FLAG_MARK,
     Chunk,
     check_answer,
+    markdown_answer,
     read_conversation,
 )
+from haystack_integrations.components.code_alias.serving.follow_ups import Subject, route  # noqa: E402
 
 TOKEN = "chat-token-81d2"
 QUESTION = "where's the payments retry helper?"
@@ -345,3 +347,45 @@ def test_read_conversation_takes_the_last_user_message() -> None:
         [{"role": "user", "content": [{"type": "text", "text": "first"}]}, {"role": "user", "content": "second"}]
     )
     assert conversation.question == "second" and conversation.query == "second"
+
+
+def test_without_a_confident_match_the_reply_says_so_and_marks_the_places_weak() -> None:
+    def place(rank: int, name: str) -> dict[str, Any]:
+        return {"rank": rank, "qualified_name": name, "symbol": name, "kind": "function", "file_path": "a.py"}
+
+    payload: Any = {
+        "question": "how do I bake sourdough bread?",
+        "mode": "dictionary",
+        "symbols": [{**place(n, f"f{n}"), "start_line": n, "why": [f"embedding #{n}"]} for n in range(1, 6)],
+        "rewrite": {"rewritten": "x", "symbols": [], "packages": [], "intent": None, "dropped": [], "meta": {}},
+        "files": [],
+        "seconds": 0.1,
+        "confidence": None,
+        "abstained": True,
+    }
+    text = markdown_answer(payload, [])
+    assert text.startswith("**No confident match;** the closest places (weak):")
+    assert text.count(" \u2014 weak: meaning ") == 3 and "f4" not in text  # three places, marked weak
+    assert "Most likely" not in text
+
+
+def test_a_follow_up_needs_a_subject_and_asks_for_one_of_the_follow_ups() -> None:
+    previous = Subject("withStripeBackoff")
+
+    def known(name: str) -> bool:
+        return name == "EmailField"
+
+    routed = route("where is it tested?", previous, known)
+    assert routed is not None and routed[0].kind == "tests" and routed[1] == previous
+    assert route("where is it tested?", None, known) is None  # nothing to point back at
+    named = route("where is EmailField tested?", None, known)
+    assert named is not None and named[1] == Subject("EmailField", source="question")
+    assert route("where is the test runner configured?", None, known) is None  # tests, but of nothing named
+    assert route("how do I refund with it?", previous, known) is None  # refers back, but asks for no follow-up
+    messages = [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": "**Most likely:** `Field.clean` (method) at [`a.py:3`](x) \u2014 why."},
+        {"role": "user", "content": "and its tests?"},
+    ]
+    assert read_conversation(messages).previous == Subject("Field.clean")
+    assert Subject("Field.clean").identifier == "clean"

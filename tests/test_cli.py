@@ -182,7 +182,8 @@ def test_json_rank_is_the_printed_order(monkeypatch: pytest.MonkeyPatch, capsys:
     code, text, _ = run_cli(["ask", "q"], capsys)
     numbered = [line.split() for line in text.splitlines() if re.match(r"^\s*\d+  ", line)]
     # One line per symbol, in the JSON's order: place, name (less the module its path says), path:line, reason.
-    assert [(int(row[0]), row[2]) for row in numbered] == [(s["rank"], f"{s['file_path']}:1") for s in payload["symbols"]]
+    expected = [(s["rank"], f"{s['file_path']}:1") for s in payload["symbols"]]
+    assert [(int(row[0]), row[2]) for row in numbered] == expected
     assert [row[1] for row in numbered] == ["pay.retry", "tests.test_pay"]
     assert "keyword search 2nd" in text.splitlines()[0]  # the evidence in words; --json keeps "bm25 #2"
     assert "files:" not in text  # the files are folded into the symbols' paths

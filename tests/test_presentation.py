@@ -1,18 +1,16 @@
-"""The CLI's answer for a person: *why* in words, absolute `path:line`, terminal hyperlinks only on a terminal."""
+"""Answers in words: *why* (whole and short), names beside their paths, the footer, absolute `path:line` for --json."""
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
-import pytest
-
 from haystack_integrations.components.code_alias.presentation import (
     add_locations,
-    hyperlinks_wanted,
-    link,
+    display_name,
+    footer_parts,
     ordinal,
+    short_reason,
     why_in_words,
 )
 
@@ -45,13 +43,33 @@ def test_locations_are_absolute_per_repository(tmp_path: Path) -> None:
     assert payload["files"][0]["absolute_path"] == "/src/a/y.py" and payload["files"][0]["location"] == "/src/a/y.py:3"
 
 
-def test_hyperlinks_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TERM", "xterm-256color")
+def test_the_short_reason_puts_the_rewrites_words_first() -> None:
+    why = ["bm25 #2", "embedding #11", "rewrite: withStripeBackoff (exact, retrieved:#1, doc, confidence 0.8)"]
+    assert short_reason(why) == "the question names it; defined in the 1st search hit; keyword search 2nd, meaning 11th"
+    assert short_reason(["bm25 #3"]) == "keyword search 3rd"
+    assert short_reason([]) == "ranked by the fused search"
 
-    class Terminal(io.StringIO):
-        def isatty(self) -> bool:
-            return True
 
-    assert not hyperlinks_wanted(io.StringIO()) and hyperlinks_wanted(Terminal())
-    assert link("f.py:3", "/src/f.py", 3, enabled=True) == "\033]8;;file:///src/f.py#L3\033\\f.py:3\033]8;;\033\\"
-    assert link("f.py:3", "/src/f.py", 3, enabled=False) == "f.py:3"
+def test_a_name_is_shown_without_the_module_its_path_says() -> None:
+    item = {"qualified_name": "services.shop.fields.Field.clean", "file_path": "services/shop/fields.py"}
+    assert display_name(item) == "Field.clean"
+    assert display_name({"qualified_name": "com.acme.Mailer", "file_path": "src/Mailer.java"}) == "com.acme.Mailer"
+
+
+def test_the_footer_says_the_rewrite_the_retrieval_and_who_answered() -> None:
+    payload = {
+        "rewrite": {
+            "symbols": ["withStripeBackoff"],
+            "packages": ["@acme/payments-core"],
+            "meta": {"mode": "dictionary"},
+        },
+        "retrieval": "lexical",
+        "server": "http://127.0.0.1:1416",
+    }
+    assert footer_parts(payload) == [
+        "rewrite (dictionary): withStripeBackoff; packages @acme/payments-core",
+        "retrieval: lexical",
+        "answered by the code-alias server at http://127.0.0.1:1416",
+    ]
+    off = footer_parts({"rewrite": {"used": False, "symbols": [], "packages": []}})
+    assert off == ["rewrite: off (the question as written)"]

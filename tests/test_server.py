@@ -160,19 +160,22 @@ def test_cli_asks_the_running_server(
     assert lexical["retrieval"] == "lexical" and lexical["files"][0]["file_path"] == payload["files"][0]["file_path"]
     assert cli.main(argv) == 0
     text = capsys.readouterr().out
-    assert text.startswith(f"answered by the code-alias server at {served.url}") and "retry.ts" in text
+    assert f"answered by the code-alias server at {served.url}" in text.splitlines()[-1] and "retry.ts" in text
     assert cli.main([*argv, "--repo", "nosuch"]) == cli.EXIT_ERROR  # the server's 422, its known names said
     # the fixture's repository name comes from the enclosing clone's remote where there is one: not pinned here
-    assert "answered 422: repo: no repository 'nosuch' in this index; its repositories: " in (
-        capsys.readouterr().err
-    )
+    assert "answered 422: repo: no repository 'nosuch' in this index; its repositories: " in (capsys.readouterr().err)
     monkeypatch.setenv("CODE_ALIAS_API_TOKEN", "wrong")
     assert cli.main(argv) == cli.EXIT_ERROR
     assert "answered 401" in capsys.readouterr().err
     assert cli.main(["ask", "q", "--server", f"http://127.0.0.1:{free_port()}"]) == cli.EXIT_ERROR
     assert "no code-alias server answers at" in capsys.readouterr().err
-    assert cli.main(["ask", "q", "--server", served.url, "--no-rewrite"]) == cli.EXIT_ERROR
-    assert "drop --no-rewrite" in capsys.readouterr().err
+    # `--no-rewrite` is an option of the request: the server retrieves with the question as written
+    monkeypatch.setenv("CODE_ALIAS_API_TOKEN", TOKEN)
+    assert cli.main([*argv, "--no-rewrite", "--json"]) == 0
+    raw = json.loads(capsys.readouterr().out)
+    assert raw["rewrite"]["meta"]["used"] is False and raw["symbols"] and raw["server"] == served.url
+    assert cli.main(["ask", "q", "--server", served.url, "--gguf", "model.gguf"]) == cli.EXIT_ERROR
+    assert "drop --gguf/--openai-base-url" in capsys.readouterr().err
 
 
 # ---- only our routes -----------------------------------------------------------------------------------------------
@@ -252,6 +255,42 @@ def test_mcp_lists_only_our_tools_and_refuses_deploy(served: Served) -> None:
     assert not ask.isError
     assert json.loads(ask.content[0].text)["files"][0]["file_path"] == "packages/payments-core/src/retry.ts"
     assert bad.isError and "Traceback" not in bad.content[0].text
+
+
+#: Questions whose rewrite leans on the first keyword search's hits ("who decides..." names no symbol: its rewrite
+#: comes from the definitions BM25 finds): the rewrite tool must name what `ask` used.
+AGREEMENT_QUESTIONS = (RETRY_QUESTION, "who decides if a request may pass?", "how are session tokens issued?")
+
+
+def test_mcp_answers_carry_code_lines_as_structured_content_and_the_rewrite_agrees(served: Served) -> None:
+    pytest.importorskip("mcp")
+
+    async def calls(session: Any) -> Any:
+        asked = await session.call_tool("code_alias_ask", {"question": RETRY_QUESTION, "top_k": 3})
+        pairs = []
+        for question in AGREEMENT_QUESTIONS:
+            ask = await session.call_tool("code_alias_ask", {"question": question, "top_k": 1, "code_lines": 0})
+            rewrite = await session.call_tool("code_alias_rewrite", {"question": question})
+            pairs.append((ask, rewrite))
+        return asked, pairs
+
+    asked, pairs = mcp_call(served, calls)
+    structured = asked.structuredContent
+    assert structured is not None and json.loads(asked.content[0].text) == structured  # the same, as text too
+    first = structured["symbols"][0]
+    assert first["qualified_name"].endswith("withStripeBackoff") and structured["abstained"] is False
+    lines = first["code"]["lines"]
+    assert 0 < len(lines) <= 6 and first["code"]["language"] == "typescript"
+    assert [
+        6,
+        "export async function withStripeBackoff<T>(call: () => Promise<T>, attempts = 5): Promise<T> {",
+    ] in lines
+    file = (ACME_REPO / first["file_path"]).read_text(encoding="utf-8").splitlines()
+    assert all(file[number - 1] == text for number, text in lines)  # each line at its number in the file
+    for ask, rewrite in pairs:
+        assert ask.structuredContent["symbols"][0].get("code") is None  # `code_lines: 0` asks for none
+        used, alone = ask.structuredContent["rewrite"], rewrite.structuredContent
+        assert (alone["symbols"], alone["packages"]) == (used["symbols"], used["packages"]), ask.structuredContent
 
 
 def test_an_unknown_filter_is_a_422_naming_the_known_values_on_rest_and_mcp(

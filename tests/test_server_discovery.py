@@ -234,20 +234,22 @@ def test_a_proven_server_answers_and_a_wrong_proof_gets_nothing(
         assert cli.main(["ask", "retry", "--index-dir", str(index), "--lexical", "--json"]) == 0
         assert json.loads(capsys.readouterr().out)["server"] == url and _LocalSearch.created == 0
         assert _Listener.asked[-1]["path"] == "/code_alias_ask/run" and _Listener.asked[-1]["lexical"] is True
-        assert cli.main(["ask", "retry", "--index-dir", str(index), "--no-rewrite", "--json"]) == 0
-        assert "server" not in json.loads(capsys.readouterr().out) and _LocalSearch.created == 1
+        # so does `--no-rewrite` (the request says so) and `--code` (the lines it asks for)
+        assert cli.main(["ask", "retry", "--index-dir", str(index), "--no-rewrite", "--code", "3", "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["server"] == url and _LocalSearch.created == 0
+        assert _Listener.asked[-1]["use_rewrite"] is False and _Listener.asked[-1]["code_lines"] == 3
         assert cli.main(["ask", "retry", "--index-dir", str(index), "--no-daemon", "--json"]) == 0
-        assert "server" not in json.loads(capsys.readouterr().out) and _LocalSearch.created == 2
+        assert "server" not in json.loads(capsys.readouterr().out) and _LocalSearch.created == 1
     _Listener.asked = []
     with announce(index, _record(url, new_proof_key(), token_required=True)):  # a key the listener does not have
         assert cli.main(["ask", "where is the retry helper?", "--index-dir", str(index), "--json"]) == 0
         captured = capsys.readouterr()
-        assert FORGED not in captured.out and "did not prove" in captured.err and _LocalSearch.created == 3
+        assert FORGED not in captured.out and "did not prove" in captured.err and _LocalSearch.created == 2
         assert [a["path"] for a in _Listener.asked] == [HELLO_PATH]  # the nonce, and nothing else
         assert all(a["authorization"] is None for a in _Listener.asked)
     with announce(index, _record("http://127.0.0.1:9", key)):  # announced, but nothing listens
         assert cli.main(["ask", "where is the retry helper?", "--index-dir", str(index), "--json"]) == 0
-        assert "server" not in json.loads(capsys.readouterr().out) and _LocalSearch.created == 4
+        assert "server" not in json.loads(capsys.readouterr().out) and _LocalSearch.created == 3
 
 
 def _cli_env(tmp_path: Path) -> dict[str, str]:

@@ -15,6 +15,7 @@ import pytest
 from haystack import Document
 
 from haystack_integrations.components.code_alias import cli
+from haystack_integrations.components.code_alias.answer_view import definition_lines
 from haystack_integrations.components.code_alias.core.builder import DictionaryBuilder
 from haystack_integrations.components.code_alias.core.chunking import chunk_file
 from haystack_integrations.components.code_alias.core.hints import HintIndex
@@ -29,7 +30,7 @@ from haystack_integrations.components.code_alias.core.symbols import (
 )
 from haystack_integrations.components.code_alias.indexing.splitter import CodeSplitter
 from haystack_integrations.components.code_alias.paths import DICTIONARY_FILE
-from haystack_integrations.components.code_alias.serving.chat import symbol_code, to_chunk
+from haystack_integrations.components.code_alias.serving.chat import to_chunk
 
 REPO = Path(__file__).parent / "fixtures" / "jsts_repo"
 
@@ -452,10 +453,9 @@ def test_doc_words_of_a_documented_export_reach_the_dictionary_and_its_chunk(tmp
     assert all("comment_lines" not in c.meta for c in chunks if c is not own)
     cited = to_chunk(own)
     assert cited is not None and (cited.start_line, cited.end_line, cited.lines[0]) == (3, 6, "/**")
-    shown = symbol_code(chunks, "src/stripe.ts", 6, 1)
-    assert shown is not None and shown.lines == (
-        "export const withStripeBackoff = (call, attempts) => call(attempts);",
-    )
+    shown = definition_lines(chunks, {"file_path": "src/stripe.ts", "qualified_name": own.meta["qualified_name"]})
+    assert shown is not None and shown.numbers == (3, 4, 5, 6)
+    assert shown.texts[-1] == "export const withStripeBackoff = (call, attempts) => call(attempts);"
 
 
 # ---- a renamed export of an imported name is an alias (issue 28) ---------------------------------------------

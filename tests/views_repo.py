@@ -103,9 +103,22 @@ class MoneyField(Field):
     def _validated(self, value: str) -> str:
         self.cents(value)
         return super()._validated(value)
+
+
+VALIDATION_MESSAGES = {"required": "is required", "email": "is not an e-mail address"}
+
+
+def validate_form(fields: list[Field], values: dict[str, str]) -> dict[str, list[str]]:
+    """Clean every field of a submitted form; the errors of each field that failed, by its name."""
+    for field in fields:
+        try:
+            field.clean(values.get(field.name, ""))
+        except ValueError:
+            pass
+    return {field.name: field.errors for field in fields if field.errors}
 '''
 
-FIELD_TESTS = """from shop.fields import EmailField, Field
+FIELD_TESTS = """from shop.fields import EmailField, Field, validate_form
 
 
 def test_email_field_rejects_an_address_without_at():
@@ -119,6 +132,10 @@ def test_email_field_rejects_an_address_without_at():
 
 def test_field_label_reads_like_words():
     assert Field("postal_code").label == "Postal Code"
+
+
+def test_validate_form_collects_the_errors():
+    assert validate_form([EmailField("email")], {"email": "nobody"}) == {"email": ["email is not an e-mail address"]}
 """
 
 RETRY_TESTS = """import { withStripeBackoff } from "./retry";

@@ -102,14 +102,15 @@ def definition_lines(documents: Iterable[_Chunk], symbol: Mapping[str, Any]) -> 
     qualified name, or the chunk holding its start line), merged by line number.
     """
     path, name, start = symbol.get("file_path"), symbol.get("qualified_name"), symbol.get("start_line")
+    repo = symbol.get("repo")
     found: dict[int, str] = {}
     language = ""
     complete = True
     holding: CodeLines | None = None
     for document in documents:
         meta = document.meta
-        if meta.get("file_path") != path:
-            continue
+        if meta.get("file_path") != path or (repo is not None and meta.get("repo") != repo):
+            continue  # another file, or the same path in another repository of the index
         lines = chunk_lines(document.content, meta)
         if lines is None:
             continue

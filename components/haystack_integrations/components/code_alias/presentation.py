@@ -10,10 +10,9 @@ answer came back.
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 REPOSITORIES_FILE = "repositories.json"  # `indexing.repositories.REPOSITORIES_FILE`, read here without its imports
 
@@ -112,29 +111,6 @@ def add_locations(payload: dict[str, Any], index_dir: Path) -> None:
             first = next((h.get("start_line") for h in item.get("hits") or [] if h.get("start_line")), 1)
             item["absolute_path"] = absolute
             item["location"] = f"{absolute}:{first}"
-
-
-def hyperlinks_wanted(stream: TextIO) -> bool:
-    """OSC 8 links only on a terminal (never when piped or redirected) that is not `dumb`."""
-    try:
-        return stream.isatty() and os.environ.get("TERM", "") != "dumb"
-    except (AttributeError, ValueError):
-        return False
-
-
-def link(text: str, absolute_path: str | None, line: int | None, *, enabled: bool) -> str:
-    """`text` as an OSC 8 terminal hyperlink to the file (at its line, for terminals that read `#L`), or as it is."""
-    if not enabled or not absolute_path:
-        return text
-    target = Path(absolute_path).as_uri() + (f"#L{line}" if line else "")
-    return f"\033]8;;{target}\033\\{text}\033]8;;\033\\"
-
-
-def location_text(item: dict[str, Any], *, links: bool) -> str:
-    """`/abs/path:LINE` (a hyperlink on a terminal), else the relative `path:LINE`."""
-    line = item.get("start_line")
-    shown = item.get("location") or f"{item.get('file_path')}:{line or 1}"
-    return link(shown, item.get("absolute_path"), line, enabled=links)
 
 
 def short_reason(why: list[str], *, evidence: int = 2) -> str:

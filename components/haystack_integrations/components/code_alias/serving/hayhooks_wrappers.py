@@ -163,7 +163,10 @@ opening files when you do not know a name or a path; ask one thing per call.
 
 
 class RewriteWrapper(BasePipelineWrapper):
-    """Serves the query pipeline's `ConstrainedQueryRewriter` (and, in LLM mode, `SymbolFaithfulnessFilter`)."""
+    """
+    Serves the rewrite of the query pipeline (`ConstrainedQueryRewriter`, and in LLM mode `SymbolFaithfulnessFilter`)
+    as `ask` runs it: the same hints reach it, so it names the same symbols.
+    """
 
     def setup(self) -> None:
         """Load the dictionary once (shared with the other code_alias deployments)."""
@@ -175,11 +178,11 @@ class RewriteWrapper(BasePipelineWrapper):
         question: Annotated[str, Field(min_length=1, max_length=MAX_QUESTION_CHARS)],
         mode: Literal["dictionary", "llm"] = "dictionary",
     ) -> RewriteResponse:
-        """Translate an informal question about the indexed code base into that code base's own vocabulary, \
-without searching: returns the rewritten query, the real symbol and package names it is about (only names that \
-exist in the indexed code; nothing is invented), the intent (locate_symbol, explain_behavior, how_to or debug) and \
-the ranked candidate hints with their files. Use it to learn what something is called here, or to feed grep or \
-your own search with the right identifiers.
+        """Translate an informal question about the indexed code base into that code base's own vocabulary: \
+returns the rewritten query, the real symbol and package names it is about (only names that exist in the indexed \
+code; nothing is invented; the same names code_alias_ask uses for this question), the intent (locate_symbol, \
+explain_behavior, how_to or debug) and the ranked candidate hints with their files. Use it to learn what something \
+is called here, or to feed grep or your own search with the right identifiers.
 
         :param question: The question in your own words (at most 2,000 characters).
         :param mode: "dictionary" (default: deterministic, milliseconds) or "llm" (the server's language model
