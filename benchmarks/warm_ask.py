@@ -75,7 +75,7 @@ def main() -> int:
     cache = tempfile.mkdtemp(prefix="warm-ask-")
     env = {k: v for k, v in os.environ.items() if k not in ("CI", "PYTEST_CURRENT_TEST", "CODE_ALIAS_NO_DAEMON")}
     env.update(CODE_ALIAS_CACHE_DIR=cache, HAYSTACK_TELEMETRY_ENABLED="False", HF_HUB_OFFLINE="1")
-    asks = 2 * args.rounds + 2 * args.cold_rounds + args.first_rounds
+    asks = 3 * args.rounds + 3 * args.cold_rounds + args.first_rounds
     question = iter(QUESTIONS * (1 + asks // len(QUESTIONS)))
     rows: dict[str, Any] = {}
     cold = [_ask(args.index_dir, next(question), env, "--no-daemon")[0] for _ in range(args.cold_rounds)]
