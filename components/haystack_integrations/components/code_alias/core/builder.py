@@ -42,7 +42,7 @@ from .model import (
     SymbolEntry,
 )
 from .reexports import ReexportLinks, link_reexports
-from .symbols import LANGUAGE_BY_EXTENSION, extract_symbols, language_for_path
+from .symbols import LANGUAGE_BY_EXTENSION, extract_file, language_for_path
 from .testfiles import is_fixture_file
 from .walker import UnsafePathError, WalkConfig, WalkEntry, read_text_file, resolve_inside, walk_repository
 
@@ -160,17 +160,21 @@ def _reusable(record: FileRecord) -> bool:
 
 
 def _parsed_record(text: str, digest: str, size: int, mtime_ns: int, language: str, rel_path: str) -> FileRecord:
-    """A parsed file's record; a file of too many definitions keeps none, and says so (`too_many_definitions`)."""
-    symbols = extract_symbols(text, language, rel_path)
-    too_many = too_many_definitions(len(symbols))
+    """
+    A parsed file's record: its definitions and references (one parse: `extract_file`). A file of too many
+    definitions keeps neither, and says so (`too_many_definitions`).
+    """
+    extracted = extract_file(text, language, rel_path)
+    too_many = too_many_definitions(len(extracted.symbols))
     return FileRecord(
         sha256=digest,
         size=size,
         mtime_ns=mtime_ns,
         language=language,
-        symbols=[] if too_many else symbols,
+        symbols=[] if too_many else extracted.symbols,
         error=too_many,
         extractor=EXTRACTOR_VERSION,
+        references=[] if too_many else extracted.references,
     )
 
 
