@@ -24,6 +24,7 @@ from .progress import progress_disabled
 
 EXIT_ERROR = 2
 SERVER_ENV = "CODE_ALIAS_SERVER"  # `code-alias ask` sends questions to this running `code-alias serve`
+_GRAPH_COMMANDS = ("callers", "callees", "impact")
 EXIT_BROKEN_PIPE = 141  # what a shell reports for a command ended by SIGPIPE (128 + 13), as `git log | head` does
 
 
@@ -159,6 +160,10 @@ def _parser() -> argparse.ArgumentParser:
     complete.add_argument("prefix")
     complete.add_argument("--limit", type=int, default=10)
 
+    from .graph_cli import add_graph_commands  # the reference graph's commands (`graph_cli.py`)
+
+    add_graph_commands(commands, common)
+
     sync = commands.add_parser(
         "sync", parents=[common], help="refresh the index from the working tree (for cron; as a push webhook does)"
     )
@@ -213,7 +218,7 @@ def _choose_index_dir(args: argparse.Namespace) -> str | None:
         return note
     args.index_dir = DEFAULT_INDEX_DIR
     asks_a_server = args.command == "ask" and bool(args.server)  # the server has its own index
-    if args.command in ("ask", "dict", "status", "sync", "embed") and not asks_a_server:
+    if args.command in ("ask", "dict", "status", "sync", "embed", *_GRAPH_COMMANDS) and not asks_a_server:
         raise ValueError(
             f"no index found in {here} or its parent folders; build one with `code-alias index PATH` (it is written "
             f"to PATH/{DEFAULT_INDEX_DIR} and found from anywhere inside PATH), or give --index-dir / ${INDEX_DIR_ENV}"
@@ -437,10 +442,13 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     for key in ("files", "symbols"):
         if isinstance(payload.get(key), list):
             payload[key] = [{**item, "rank": place} for place, item in enumerate(payload[key], 1)]
+    from .graph_cli import usage_text, with_usage
     from .presentation import add_locations, hyperlinks_wanted
 
+    payload = with_usage(payload, args.index_dir) if not args.server else payload
     add_locations(payload, Path(args.index_dir).expanduser().resolve())
-    _emit(args, payload, answer_text(payload, links=not args.json and hyperlinks_wanted(sys.stdout)))
+    text = answer_text(payload, links=not args.json and hyperlinks_wanted(sys.stdout)) + usage_text(payload)
+    _emit(args, payload, text)
     return 0
 
 
@@ -709,6 +717,12 @@ def _warm_server_record(folder: Path) -> dict[str, Any] | None:
     return None if peer is None else {"pid": peer.pid, "kind": peer.kind, "address": peer.address}
 
 
+def _cmd_graph(args: argparse.Namespace) -> int:
+    from .graph_cli import run_graph_command
+
+    return run_graph_command(args)
+
+
 def _cmd_bench(args: argparse.Namespace) -> int:
     from .evaluation.cli import bench_main
 
@@ -746,6 +760,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     handlers = {"index": _cmd_index, "ask": _cmd_ask, "dict": _cmd_dict, "bench": _cmd_bench, "serve": _cmd_serve}
     handlers.update(sync=_cmd_sync, status=_cmd_status, embed=_cmd_embed)
+    handlers.update(dict.fromkeys(_GRAPH_COMMANDS, _cmd_graph))
     try:
         note = _choose_index_dir(args)
         if note:

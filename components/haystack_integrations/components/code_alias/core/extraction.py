@@ -288,15 +288,6 @@ def clean_comment(raw: bytes) -> str:
     return clip(" ".join(lines))
 
 
-def doc_comment_text(comment: str) -> str:
-    """
-    The docstring the extractor makes of a leading comment block (markers stripped, whitespace collapsed, clipped).
-
-    :param comment: The comment's source lines.
-    """
-    return clean_comment(comment.encode("utf-8", "surrogatepass"))
-
-
 def python_string(raw: str) -> str:
     """The contents of a Python string literal (prefix and quotes removed; escapes kept as written)."""
     body = raw.lstrip("rRbBuUfF")

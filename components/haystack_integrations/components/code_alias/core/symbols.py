@@ -76,7 +76,6 @@ from .extraction import (
     UPPER_CASE_RE,
     Extractor,
     body_hash,
-    doc_comment_text,
     field_text,
     python_string,
 )
@@ -91,7 +90,6 @@ __all__ = [
     "SUPPORTED_LANGUAGES",
     "FileExtraction",
     "body_hash",
-    "doc_comment_text",
     "extract_file",
     "extract_symbols",
     "language_for_path",

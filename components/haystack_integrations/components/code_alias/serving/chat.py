@@ -28,6 +28,7 @@ from haystack.dataclasses import ChatMessage
 
 from haystack_integrations.components.code_alias.core.identifiers import find_identifiers
 from haystack_integrations.components.code_alias.rewriting.generators import IN_PROCESS_STYLES, generator_style
+from haystack_integrations.components.code_alias.serving.graph_chat import usage_reply
 from haystack_integrations.components.code_alias.serving.service import (
     TOP_K_RANGE,
     AskResponse,
@@ -413,6 +414,10 @@ class CodeChat:
         repo = check_filter_name(options.get("repo"), "repo")
         package = check_filter_name(options.get("package"), "package")
         started = time.perf_counter()
+        # "who calls it?", "what breaks if I change X?": the reference graph answers (`graph_chat.py`).
+        graph = usage_reply(self.service, conversation.question, conversation.references)
+        if graph is not None:
+            return ChatAnswer(graph[0], {**graph[1], "seconds": round(time.perf_counter() - started, 4)})
         payload, documents = self.service.ask_with_chunks(conversation.query, top_k, "dictionary", repo, package)
         meta: dict[str, Any] = {
             "question": conversation.question,

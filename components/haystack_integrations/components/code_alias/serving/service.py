@@ -120,6 +120,7 @@ class AskResponse(TypedDict):
     files: list[RankedFile]
     seconds: float
     retrieval: NotRequired[str]  # "hybrid" or "lexical" (a hybrid index without vectors yet answers lexically)
+    usage: NotRequired[dict[str, Any]]  # a usage question's callers or impact, from the reference graph
     vectors: NotRequired[dict[str, Any]]  # how far the chunk vectors are, while they are still being computed
 
 
