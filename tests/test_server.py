@@ -193,7 +193,7 @@ def test_serves_our_deployments(client: httpx.Client) -> None:
     status = client.post("/code_alias_status/run", json={}).json()["result"]
     assert status["ready"] is True and status["documents"] > 0
     paths = set(client.get("/openapi.json").json()["paths"])
-    chat_and_page = {"/v1/models", "/v1/chat/completions", "/page/info", "/page/ask"}  # the page's files: unlisted
+    chat_and_page = {"/v1/models", "/v1/chat/completions", "/page/info", "/page/ask", "/page/graph"}  # files unlisted
     assert paths == {f"/{name}/run" for name in NAMES} | {"/status"} | chat_and_page
 
 

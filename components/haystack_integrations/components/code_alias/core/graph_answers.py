@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..errors import CodeAliasError
 from .graph import CALL_KINDS, Edge, ReferenceGraph
 from .graph_scope import Definition
 
@@ -34,7 +35,7 @@ _IMPACT_RE = re.compile(
 )
 
 
-class GraphNameError(LookupError):
+class GraphNameError(LookupError, CodeAliasError):
     """No definition has the name asked for (the message says so, with near names when there are some)."""
 
 
