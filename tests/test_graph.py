@@ -336,3 +336,62 @@ def test_the_cli_answers_callers_callees_and_impact(tmp_path: Path, capsys: pyte
     assert main(["callers", "nowhere", "--index-dir", str(index)]) == 2
     assert "no definition named 'nowhere'" in capsys.readouterr().err
     assert main(["impact", "total", "--depth", "0", "--index-dir", str(index)]) == 2
+
+
+# ---- incremental refresh ----------------------------------------------------------------------------------------------
+_EDITS: dict[str, list[tuple[str, str | None]]] = {
+    "python": [
+        (
+            "app.py",
+            "import shop\n\n\ndef main():\n    return shop.total([1]) + helper()\n\n\ndef helper():\n    return 9\n",
+        ),
+        ("tests/test_orders.py", None),
+        ("shop/extra.py", "def handle(x):\n    return x\n\n\ndef total(items):\n    return 0\n"),
+        ("shop/pricing.py", "def total_of(items):\n    return sum(items)\n\n\nclass Discount:\n    pass\n"),
+        ("shop/__init__.py", "from .orders import confirm as place\nfrom .pricing import total\n"),
+        (
+            "shop/orders.py",
+            "from .pricing import Tax\n\n\nclass Order(Tax):\n    def price(self):\n        return self.apply(1)\n",
+        ),
+    ],
+    "javascript": [
+        ("src/index.js", "export { total as sumItems, Discount } from './pricing'\n"),
+        ("src/pricing.js", "export function total(items) {\n  return items.length\n}\n"),
+        ("src/legacy.js", None),
+    ],
+    "java": [
+        (
+            "src/main/java/com/shop/pricing/Pricing.java",
+            "package com.shop.pricing;\n\npublic final class Pricing {\n    public static int total(int[] items) {\n"
+            "        return items.length;\n    }\n}\n",
+        ),
+        (
+            "src/main/java/com/shop/pricing/Extra.java",
+            "package com.shop.pricing;\n\nclass Extra { int apply(int a) { return a; } }\n",
+        ),
+    ],
+}
+
+
+@pytest.mark.parametrize("language", sorted(_EDITS))
+def test_a_refreshed_graph_has_the_edges_of_a_full_build(language: str, tmp_path: Path) -> None:
+    repo = tmp_path / language
+    shutil.copytree(GRAPH_FIXTURES / language, repo)
+    builder = DictionaryBuilder()
+    dictionary, _ = builder.build(repo)
+    graph = ReferenceGraph(dictionary)
+    for path, text in _EDITS[language]:
+        target = repo / path
+        if text is None:
+            target.unlink()
+        else:
+            target.write_text(text, encoding="utf-8")
+        dictionary, _ = builder.refresh(repo, dictionary)
+        refreshed = ReferenceGraph.refreshed(graph, dictionary)
+        full = ReferenceGraph(dictionary)
+        assert _edges(refreshed) == _edges(full), path
+        assert refreshed.summary()["definitions"] == full.summary()["definitions"]
+        assert refreshed.centrality().in_degree == full.centrality().in_degree
+        graph = refreshed
+    # The class whose bases changed (orders.py's last edit) took the full path; the others were incremental.
+    assert graph.refreshed_files in (None, 1)

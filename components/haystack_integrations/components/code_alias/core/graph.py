@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -38,6 +39,8 @@ CALL_KINDS = frozenset({"call", "new"})
 #: Uses that a change of the definition can break (`impact`): calls, instantiations, subclasses, type uses.
 USE_KINDS = frozenset({"call", "new", "inherit", "type"})
 _EDGE_KINDS = frozenset({"call", "new", "inherit", "type", "import"})
+#: A refresh of more files than this resolves the whole graph again (cheaper than finding what they touch).
+REFRESH_LIMIT = 200
 #: PageRank's damping factor and its iteration bounds (power iteration until the L1 change is below the tolerance).
 DAMPING = 0.85
 _TOLERANCE = 1e-9
@@ -107,55 +110,127 @@ class ReferenceGraph:
     def __init__(self, dictionary: AliasDictionary) -> None:
         started = time.perf_counter()
         self.version = dictionary.version
-        parts: list[tuple[str | None, Any]] = [(None, dictionary.files)] if dictionary.files else []
-        parts += [(name, record.files) for name, record in sorted(dictionary.repositories.items())]
-        self.scopes = Scopes(parts, dictionary.packages)
+        self.packages = list(dictionary.packages)
+        self.scopes = Scopes(_parts(dictionary), dictionary.packages)
         resolver = Resolver(self.scopes)
         self.edges: list[Edge] = []
-        self.uses: dict[int, list[int]] = {}  # target -> edges (resolved and ambiguous)
-        self.made: dict[int | None, list[int]] = {}  # source -> edges
-        self._by_name: dict[str, list[int]] = {}
-        self.stats = {"references": 0, "resolved": 0, "ambiguous": 0, "external": 0, "unresolved": 0}
-        for definition in self.scopes.definitions:
-            self._by_name.setdefault(definition.name, []).append(definition.id)
-            self._by_name.setdefault(definition.qualified_name, []).append(definition.id)
         for file in self.scopes.files:
             self._add_file(resolver, file)
-        self._centrality: Centrality | None = None
+        self._index()
         self.seconds = time.perf_counter() - started
+        self.refreshed_files: int | None = None  # a full build
 
-    def _add_file(self, resolver: Resolver, file: FileScope) -> None:
+    @classmethod
+    def refreshed(cls, previous: ReferenceGraph, dictionary: AliasDictionary) -> ReferenceGraph:
+        """
+        The graph of `dictionary`, a refresh of the dictionary `previous` was built from: the changed and new files'
+        references are resolved, and so is every reference elsewhere whose name a changed file defines, defined, or
+        imports (those are the only ones whose answer can change); every other edge is kept as it was. The same
+        edges as a full build (`tests/test_graph.py` compares them). A full build when the packages changed or more
+        than `REFRESH_LIMIT` files did. `previous` is left as it was.
+        """
+        started = time.perf_counter()
+        records = {(repo, path): record for repo, files in _parts(dictionary) for path, record in files.items()}
+        old = previous.scopes
+        changed = {
+            key: record
+            for key, record in records.items()
+            if old.sha256.get(key) != record.sha256 and (key in old.sha256 or Scopes.wanted(key[1], record))
+        }
+        removed = [key for key in old.sha256 if key not in records]
+        if (
+            list(dictionary.packages) != previous.packages
+            or len(changed) + len(removed) > REFRESH_LIMIT
+            or _bases_changed(old, changed)
+        ):
+            return cls(dictionary)
+        touched = _names(old, [*changed, *removed])
+        scopes = old.updated(changed, removed)
+        touched |= _names(scopes, changed)
+        graph = cls.__new__(cls)
+        graph.version, graph.packages, graph.scopes = dictionary.version, list(dictionary.packages), scopes
+        resolver = Resolver(scopes)
+        replaced = {old._file_index[key] for key in [*changed, *removed] if key in old._file_index}
+        dead = scopes.dead
+        graph.edges = []
+        redo: dict[int, set[tuple[int, str]]] = {}  # uses that reached a replaced definition under another name
+        for edge in previous.edges:
+            if edge.file in replaced or edge.name in touched:
+                continue
+            if (edge.source is not None and edge.source in dead) or dead.intersection(edge.targets):
+                redo.setdefault(edge.file, set()).add((edge.line, edge.name))  # `sum(...)` of `total as sum`
+                continue
+            graph.edges.append(edge)
+        fresh = {scopes._file_index[key] for key in changed if key in scopes._file_index}
+        for file in scopes.live_files():
+            if file.index in fresh:
+                graph._add_file(resolver, file)
+            else:
+                graph._add_file(resolver, file, only=touched, sites=redo.get(file.index, set()))
+        graph._index()
+        graph.seconds = time.perf_counter() - started
+        graph.refreshed_files = len(changed) + len(removed)
+        return graph
+
+    def _index(self) -> None:
+        """The lookups over `edges`: by target, by source, by name; and the counts."""
+        self.uses: dict[int, list[int]] = {}  # target -> edges (resolved and ambiguous)
+        self.made: dict[int, list[int]] = {}  # source (-1 - file for module code) -> edges
+        self.stats = {"references": len(self.edges), "resolved": 0, "ambiguous": 0, "external": 0, "unresolved": 0}
+        for index, edge in enumerate(self.edges):
+            self.stats[edge.status] += 1
+            for target in edge.targets:
+                self.uses.setdefault(target, []).append(index)
+            self.made.setdefault(edge.source if edge.source is not None else -1 - edge.file, []).append(index)
+        self._by_name: dict[str, list[int]] = {}
+        dead = self.scopes.dead
+        for definition in self.scopes.definitions:
+            if definition.id not in dead:
+                self._by_name.setdefault(definition.name, []).append(definition.id)
+                self._by_name.setdefault(definition.qualified_name, []).append(definition.id)
+        self._centrality: Centrality | None = None
+
+    def _add_file(
+        self,
+        resolver: Resolver,
+        file: FileScope,
+        only: set[str] | None = None,
+        sites: AbstractSet[tuple[int, str]] = frozenset(),
+    ) -> None:
+        """The edges of one file's uses (with `only`: of the uses of those names, and at those `sites`, alone)."""
         callers = resolver.callers_of_references(file)
         for reference, caller in zip(file.references, callers, strict=True):
             if reference.kind not in _EDGE_KINDS:
                 continue
-            self.stats["references"] += 1
+            if only is not None and reference.name not in only and (reference.line, reference.name) not in sites:
+                continue
             resolution = resolver.resolve(file, reference, caller)
-            self.stats[resolution.status] += 1
             targets = tuple(t for t in resolution.targets if t != caller)  # recursion is no caller of itself
             if not targets and resolution.status in ("resolved", "ambiguous"):
                 continue
-            edge = Edge(
-                source=caller,
-                file=file.index,
-                line=reference.line,
-                kind=reference.kind,
-                name=reference.name,
-                qualifier=reference.qualifier,
-                status=resolution.status,
-                targets=targets,
-                reason=resolution.reason,
+            self.edges.append(
+                Edge(
+                    source=caller,
+                    file=file.index,
+                    line=reference.line,
+                    kind=reference.kind,
+                    name=reference.name,
+                    qualifier=reference.qualifier,
+                    status=resolution.status,
+                    targets=targets,
+                    reason=resolution.reason,
+                )
             )
-            index = len(self.edges)
-            self.edges.append(edge)
-            for target in targets:
-                self.uses.setdefault(target, []).append(index)
-            self.made.setdefault(caller if caller is not None else -1 - file.index, []).append(index)
 
     # ---- lookups ----------------------------------------------------------------------------------------------------
     @property
     def definitions(self) -> list[Definition]:
+        """Every definition by id (after a refresh, those of replaced files too: `live_definitions` has the rest)."""
         return self.scopes.definitions
+
+    def live_definitions(self) -> list[Definition]:
+        dead = self.scopes.dead
+        return [d for d in self.scopes.definitions if d.id not in dead]
 
     def find(self, name: str, *, file_path: str | None = None, repo: str | None = None) -> list[Definition]:
         """
@@ -164,7 +239,7 @@ class ReferenceGraph:
         """
         ids = list(self._by_name.get(name, []))
         if not ids and "." in name:
-            ids = [d.id for d in self.definitions if d.qualified_name.endswith("." + name)]
+            ids = [d.id for d in self.live_definitions() if d.qualified_name.endswith("." + name)]
         found = [self.definitions[i] for i in dict.fromkeys(ids)]
         if file_path is not None:
             found = [d for d in found if d.file_path == file_path]
@@ -246,7 +321,7 @@ class ReferenceGraph:
         in_degree: dict[tuple[str | None, str, str], int] = {}
         ranks: dict[tuple[str | None, str, str], float] = {}
         shares: dict[tuple[str | None, str, str], float] = {}
-        for definition in self.definitions:
+        for definition in self.live_definitions():
             key = (definition.repo, definition.file_path, definition.qualified_name)
             in_degree[key] = max(in_degree.get(key, 0), len(callers.get(definition.id, ())))
             ranks[key] = max(ranks.get(key, 0.0), float(rank[definition.id]))
@@ -257,12 +332,83 @@ class ReferenceGraph:
         """Counts for status reports and benchmarks."""
         return {
             "version": self.version,
-            "definitions": len(self.definitions),
-            "files": len(self.scopes.files),
+            "definitions": len(self.live_definitions()),
+            "files": len(self.scopes.live_files()),
             "edges": len(self.edges),
             **self.stats,
             "seconds": round(self.seconds, 3),
+            "refreshed_files": self.refreshed_files,
         }
+
+
+def _parts(dictionary: AliasDictionary) -> list[tuple[str | None, Any]]:
+    """(repository name or None, its file records) of each tree of a dictionary."""
+    parts: list[tuple[str | None, Any]] = [(None, dictionary.files)] if dictionary.files else []
+    return parts + [(name, record.files) for name, record in sorted(dictionary.repositories.items())]
+
+
+def _names(scopes: Scopes, keys: Iterable[tuple[str | None, str]]) -> set[str]:
+    """
+    The names whose uses a change of these files can answer differently: every name they define (and the public
+    names they give), every name they import, re-export or inherit from (a package's `__init__` that re-exports `f`
+    answers `from pkg import f` elsewhere), every name of a module they import or re-export wholesale (`export *
+    from './orders'`, followed a few hops), and their module's own name.
+    """
+    names: set[str] = set()
+    resolver = Resolver(scopes)
+    stars: list[int] = []
+    for key in keys:
+        index = scopes._file_index.get(key)
+        if index is None:
+            continue
+        file = scopes.files[index]
+        names.add(file.module.rsplit(".", 1)[-1])  # a module appears or goes: `from pkg import module` answers anew
+        names.add(file.path.rsplit("/", 1)[-1].split(".", 1)[0])
+        _defined(scopes, file, names)
+        for reference in file.references:
+            if reference.kind in ("import", "reexport", "inherit"):
+                names.update(name for name in (reference.name, reference.binding) if name and name != "*")
+            if reference.kind in ("import", "reexport") and reference.name == "*":
+                target = resolver.module_target(file, reference.qualifier)
+                stars.extend(target.files if target is not None else ())
+    seen: set[int] = set()
+    for _ in range(5):  # `export *` chains
+        stars = [index for index in stars if index not in seen]
+        if not stars:
+            break
+        seen.update(stars)
+        following: list[int] = []
+        for index in stars:
+            file = scopes.files[index]
+            _defined(scopes, file, names)
+            for reference in file.references:
+                if reference.kind in ("import", "reexport"):
+                    names.update(name for name in (reference.name, reference.binding) if name and name != "*")
+                    if reference.name == "*":
+                        target = resolver.module_target(file, reference.qualifier)
+                        following.extend(target.files if target is not None else ())
+        stars = following
+    return names
+
+
+def _defined(scopes: Scopes, file: FileScope, names: set[str]) -> None:
+    for _, _, ident in file.spans:
+        definition = scopes.definitions[ident]
+        names.add(definition.name)
+        names.update(definition.aliases)
+
+
+def _bases_changed(scopes: Scopes, changed: Mapping[tuple[str | None, str], Any]) -> bool:
+    """Whether an edited file changed what a class inherits from (then a refresh resolves everything again: a
+    method found through the old bases may be found elsewhere now, under a name the file never wrote)."""
+    for key, record in changed.items():
+        index = scopes._file_index.get(key)
+        before = scopes.files[index].references if index is not None else []
+        if sorted(r for r in before if r.kind == "inherit") != sorted(
+            r for r in record.references if r.kind == "inherit"
+        ):
+            return True
+    return False
 
 
 def pagerank(count: int, sources: np.ndarray, targets: np.ndarray, damping: float = DAMPING) -> np.ndarray:

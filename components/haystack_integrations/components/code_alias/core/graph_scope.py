@@ -24,7 +24,7 @@ from __future__ import annotations
 import builtins
 import posixpath
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from importlib import resources
 from typing import NamedTuple
@@ -140,17 +140,81 @@ class Scopes:
         self._top: dict[tuple[str | None, str, str], dict[str, list[int]]] = {}  # unit -> name -> ids
         self._members: dict[tuple[str | None, str, str, tuple[str, ...]], dict[str, list[int]]] = {}
         self._by_name: dict[tuple[str, str], list[int]] = {}  # (family, name) -> ids
-        self._bases: dict[int, tuple[int, ...]] = {}
         self._packages = packages
+        self.dead: set[int] = set()  # definitions of files a refresh replaced or removed (ids stay stable)
+        self.sha256: dict[tuple[str | None, str], str] = {}  # the content each file's records were read from
         for repo, files in parts:
             for path in sorted(files):
                 record = files[path]
-                if record.language is None or record.language not in FAMILIES or is_fixture_file(path):
-                    continue
-                self._add_file(repo, path, record)
+                if self.wanted(path, record):
+                    self._add_file(repo, path, record)
         self._paths_by_repo: dict[str | None, dict[str, int]] = {}
-        for scope in self.files:
-            self._paths_by_repo.setdefault(scope.repo, {})[scope.path] = scope.index
+        self._index_paths()
+
+    def _index_paths(self) -> None:
+        self._paths_by_repo = {}
+        for (repo, path), index in self._file_index.items():
+            self._paths_by_repo.setdefault(repo, {})[path] = index
+
+    def live_files(self) -> list[FileScope]:
+        """The files of the index now (a refresh leaves the files it replaced in `files`, unreachable)."""
+        return [self.files[index] for index in sorted(self._file_index.values())]
+
+    @staticmethod
+    def wanted(path: str, record: FileRecord) -> bool:
+        """Whether a file takes part in the graph (a language it reads, and no test fixture data)."""
+        return record.language is not None and record.language in FAMILIES and not is_fixture_file(path)
+
+    def updated(
+        self,
+        changed: Mapping[tuple[str | None, str], FileRecord],
+        removed: Iterable[tuple[str | None, str]],
+    ) -> Scopes:
+        """
+        A new index in which the files of `changed` (new or edited) are read again and those of `removed` are gone;
+        every other file and definition keeps its index and id, so edges resolved before can be kept. This index is
+        left as it was (a server may still answer from it).
+        """
+        new = object.__new__(Scopes)
+        new.definitions = list(self.definitions)
+        new.records = dict(self.records)
+        new.sha256 = dict(self.sha256)
+        new._file_index = dict(self._file_index)
+        new._units = {key: list(value) for key, value in self._units.items()}
+        new._top = {key: {name: list(ids) for name, ids in names.items()} for key, names in self._top.items()}
+        new._members = {key: {name: list(ids) for name, ids in names.items()} for key, names in self._members.items()}
+        new._by_name = {key: list(ids) for key, ids in self._by_name.items()}
+        new._packages = self._packages
+        new.dead = set(self.dead)
+        # The files kept get fresh copies: what a resolver memoised on them (bindings) belongs to the old index.
+        new.files = [replace(scope, bindings=None, stars=None, reexported_stars=None) for scope in self.files]
+        for key in [*removed, *changed]:
+            index = new._file_index.pop(key, None)
+            if index is None:
+                continue
+            old = new.files[index]
+            new._units[(old.repo, old.family, old.unit)].remove(index)
+            for _, _, ident in old.spans:
+                new._forget(old, new.definitions[ident])
+            new.records.pop(key, None)
+            new.sha256.pop(key, None)
+        for (repo, path), record in sorted(changed.items(), key=lambda item: (item[0][0] or "", item[0][1])):
+            if self.wanted(path, record):
+                new._add_file(repo, path, record)
+        new._index_paths()
+        return new
+
+    def _forget(self, scope: FileScope, definition: Definition) -> None:
+        self.dead.add(definition.id)
+        if definition.scopes:
+            owner = (definition.scopes[-1],) if scope.family == "rust" else definition.scopes
+            unit = self._crate(scope) if scope.family == "rust" else scope.unit
+            self._members[(scope.repo, scope.family, unit, owner)][definition.name].remove(definition.id)
+        else:
+            names = self._top[(scope.repo, scope.family, scope.unit)]
+            for name in dict.fromkeys((definition.name, *definition.aliases)):
+                names[name].remove(definition.id)
+        self._by_name[(scope.family, definition.name)].remove(definition.id)
 
     # ---- indexing -------------------------------------------------------------------------------------------------
     def _add_file(self, repo: str | None, path: str, record: FileRecord) -> None:
@@ -174,6 +238,7 @@ class Scopes:
         self.files.append(scope)
         self._file_index[(repo, path)] = scope.index
         self.records[(repo, path)] = record
+        self.sha256[(repo, path)] = record.sha256
         self._units.setdefault((repo, family, unit), []).append(scope.index)
         for symbol in record.symbols:
             if symbol.reexport_from is not None:

@@ -168,8 +168,9 @@ class DictionaryHandle:
     def graph(self) -> ReferenceGraph:
         """
         The reference graph of the current dictionary (`core/graph.py`): resolved once per dictionary version, on
-        first use, and kept with the handle, so a server answers callers and impact from memory and a sync's new
-        dictionary gets its graph at the next graph question.
+        first use, and kept with the handle, so a server answers callers and impact from memory. After a sync the
+        next graph question refreshes it from the previous one (`ReferenceGraph.refreshed`: only the uses a changed
+        file can affect are resolved again).
         """
         dictionary = self.dictionary
         graph = self._graph
@@ -177,8 +178,10 @@ class DictionaryHandle:
             return graph
         with self._graph_lock:
             graph = self._graph
-            if graph is None or graph.version != dictionary.version:
+            if graph is None:
                 graph = self._graph = ReferenceGraph(dictionary)
+            elif graph.version != dictionary.version:
+                graph = self._graph = ReferenceGraph.refreshed(graph, dictionary)
         return graph
 
     @property
