@@ -338,7 +338,7 @@ def test_the_cli_answers_callers_callees_and_impact(tmp_path: Path, capsys: pyte
     assert main(["impact", "total", "--depth", "0", "--index-dir", str(index)]) == 2
 
 
-# ---- incremental refresh ----------------------------------------------------------------------------------------------
+# ---- incremental refresh ---------------------------------------------------------------------------------------------
 _EDITS: dict[str, list[tuple[str, str | None]]] = {
     "python": [
         (
