@@ -339,8 +339,11 @@ def test_the_cli_answers_callers_callees_and_impact(tmp_path: Path, capsys: pyte
 
 
 # ---- incremental refresh ---------------------------------------------------------------------------------------------
+_ORDERS = (GRAPH_FIXTURES / "python" / "shop" / "orders.py").read_text(encoding="utf-8")
 _EDITS: dict[str, list[tuple[str, str | None]]] = {
     "python": [
+        # Lines move, definitions do not change: only the uses that reached the file's definitions are redone.
+        ("shop/orders.py", '"""Orders, moved down."""\n\n\n' + _ORDERS.replace("def confirm", "def confirm_it")),
         (
             "app.py",
             "import shop\n\n\ndef main():\n    return shop.total([1]) + helper()\n\n\ndef helper():\n    return 9\n",

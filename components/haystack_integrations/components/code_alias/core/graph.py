@@ -39,6 +39,7 @@ CALL_KINDS = frozenset({"call", "new"})
 #: Uses that a change of the definition can break (`impact`): calls, instantiations, subclasses, type uses.
 USE_KINDS = frozenset({"call", "new", "inherit", "type"})
 _EDGE_KINDS = frozenset({"call", "new", "inherit", "type", "import"})
+_LINK_KINDS = frozenset({"import", "reexport", "inherit"})
 #: A refresh of more files than this resolves the whole graph again (cheaper than finding what they touch).
 REFRESH_LIMIT = 200
 #: PageRank's damping factor and its iteration bounds (power iteration until the L1 change is below the tolerance).
@@ -112,22 +113,50 @@ class ReferenceGraph:
         self.version = dictionary.version
         self.packages = list(dictionary.packages)
         self.scopes = Scopes(_parts(dictionary), dictionary.packages)
-        resolver = Resolver(self.scopes)
+        self.resolver = Resolver(self.scopes)
         self.edges: list[Edge] = []
         for file in self.scopes.files:
-            self._add_file(resolver, file)
-        self._index()
+            self.edges.extend(self._file_edges(file))
+        self.uses: dict[int, list[Edge]] = {}  # target -> its uses (resolved and ambiguous)
+        self.made: dict[int, list[Edge]] = {}  # source (-1 - file index for module code) -> its uses of others
+        for edge in self.edges:
+            self._link(edge)
+        self._by_name: dict[str, list[int]] = {}
+        for definition in self.scopes.definitions:
+            self._name(definition)
+        self._centrality: Centrality | None = None
+        self._files_by_name: dict[str, set[int]] | None = None
         self.seconds = time.perf_counter() - started
         self.refreshed_files: int | None = None  # a full build
+
+    def _link(self, edge: Edge) -> None:
+        for target in edge.targets:
+            self.uses.setdefault(target, []).append(edge)
+        self.made.setdefault(edge.source if edge.source is not None else -1 - edge.file, []).append(edge)
+
+    def _name(self, definition: Definition) -> None:
+        self._by_name.setdefault(definition.name, []).append(definition.id)
+        if definition.qualified_name != definition.name:
+            self._by_name.setdefault(definition.qualified_name, []).append(definition.id)
+
+    @property
+    def stats(self) -> dict[str, int]:
+        """How many uses resolved, were ambiguous, named something outside the index, or nothing found."""
+        counts = {"references": len(self.edges), "resolved": 0, "ambiguous": 0, "external": 0, "unresolved": 0}
+        for edge in self.edges:
+            counts[edge.status] += 1
+        return counts
 
     @classmethod
     def refreshed(cls, previous: ReferenceGraph, dictionary: AliasDictionary) -> ReferenceGraph:
         """
-        The graph of `dictionary`, a refresh of the dictionary `previous` was built from: the changed and new files'
-        references are resolved, and so is every reference elsewhere whose name a changed file defines, defined, or
-        imports (those are the only ones whose answer can change); every other edge is kept as it was. The same
-        edges as a full build (`tests/test_graph.py` compares them). A full build when the packages changed or more
-        than `REFRESH_LIMIT` files did. `previous` is left as it was.
+        The graph of `dictionary`, a refresh of the dictionary `previous` was built from. The changed and new files'
+        uses are resolved; elsewhere, a use is resolved again when it reached a definition of a changed file (that
+        definition has a new id), or when its name is one a changed file now defines differently (a name added,
+        removed, moved to another scope or kind) or imports, re-exports or inherits differently; every other edge,
+        and every other definition's id, is kept. The same edges as a full build (`tests/test_graph.py` compares
+        them on edit scenarios, `benchmarks/graph_cost.py` on Django). A full build when the packages changed, a
+        class's bases changed, or more than `REFRESH_LIMIT` files did. `previous` is left as it was.
         """
         started = time.perf_counter()
         records = {(repo, path): record for repo, files in _parts(dictionary) for path, record in files.items()}
@@ -144,61 +173,98 @@ class ReferenceGraph:
             or _bases_changed(old, changed)
         ):
             return cls(dictionary)
-        touched = _names(old, [*changed, *removed])
         scopes = old.updated(changed, removed)
-        touched |= _names(scopes, changed)
+        touched = _touched(old, scopes, changed, removed)
         graph = cls.__new__(cls)
         graph.version, graph.packages, graph.scopes = dictionary.version, list(dictionary.packages), scopes
-        resolver = Resolver(scopes)
+        graph.resolver = Resolver(scopes)
         replaced = {old._file_index[key] for key in [*changed, *removed] if key in old._file_index}
+        # What the previous resolver worked out per file depends on that file alone: kept for the files kept.
+        graph.resolver.carry(previous.resolver, keep=lambda index: index not in replaced)
         dead = scopes.dead
-        graph.edges = []
-        redo: dict[int, set[tuple[int, str]]] = {}  # uses that reached a replaced definition under another name
+        dropped: list[Edge] = []
+        redo: dict[int, set[tuple[int, str]]] = {}  # uses that reached a replaced definition (`sum(...)` of `total`)
         for edge in previous.edges:
             if edge.file in replaced or edge.name in touched:
-                continue
-            if (edge.source is not None and edge.source in dead) or dead.intersection(edge.targets):
-                redo.setdefault(edge.file, set()).add((edge.line, edge.name))  # `sum(...)` of `total as sum`
-                continue
-            graph.edges.append(edge)
+                dropped.append(edge)
+            elif (edge.source is not None and edge.source in dead) or dead.intersection(edge.targets):
+                redo.setdefault(edge.file, set()).add((edge.line, edge.name))
+                dropped.append(edge)
+        graph.uses = dict(previous.uses)
+        graph.made = dict(previous.made)
+        copied: set[tuple[str, int]] = set()
+        for edge in dropped:
+            graph._unlink(edge, copied)
         fresh = {scopes._file_index[key] for key in changed if key in scopes._file_index}
-        for file in scopes.live_files():
-            if file.index in fresh:
-                graph._add_file(resolver, file)
-            else:
-                graph._add_file(resolver, file, only=touched, sites=redo.get(file.index, set()))
-        graph._index()
+        added: list[Edge] = []
+        for index in fresh:
+            added.extend(graph._file_edges(scopes.files[index]))
+        for index in _files_using(previous, touched, redo, replaced):
+            added.extend(graph._file_edges(scopes.files[index], only=touched, sites=redo.get(index, set())))
+        for edge in added:
+            graph._link_copied(edge, copied)
+        gone = set(dropped)
+        graph.edges = [edge for edge in previous.edges if edge not in gone] + added
+        graph._by_name = dict(previous._by_name)  # lists are replaced, never changed in place: shared safely
+        for ident in scopes.dead - old.dead:
+            definition = scopes.definitions[ident]
+            for key in {definition.name, definition.qualified_name}:
+                graph._by_name[key] = [other for other in graph._by_name[key] if other != ident]
+        for definition in scopes.definitions[len(old.definitions) :]:
+            for key in {definition.name, definition.qualified_name}:
+                graph._by_name[key] = [*graph._by_name.get(key, ()), definition.id]
+        graph._centrality = None
+        graph._files_by_name = None
+        if previous._files_by_name is not None:  # kept current: the replaced files' names out, the fresh ones' in
+            table = {name: files - replaced for name, files in previous._files_by_name.items()}
+            for index in fresh:
+                for reference in scopes.files[index].references:
+                    if reference.kind in _EDGE_KINDS:
+                        table.setdefault(reference.name, set()).add(index)
+            graph._files_by_name = table
         graph.seconds = time.perf_counter() - started
         graph.refreshed_files = len(changed) + len(removed)
         return graph
 
-    def _index(self) -> None:
-        """The lookups over `edges`: by target, by source, by name; and the counts."""
-        self.uses: dict[int, list[int]] = {}  # target -> edges (resolved and ambiguous)
-        self.made: dict[int, list[int]] = {}  # source (-1 - file for module code) -> edges
-        self.stats = {"references": len(self.edges), "resolved": 0, "ambiguous": 0, "external": 0, "unresolved": 0}
-        for index, edge in enumerate(self.edges):
-            self.stats[edge.status] += 1
-            for target in edge.targets:
-                self.uses.setdefault(target, []).append(index)
-            self.made.setdefault(edge.source if edge.source is not None else -1 - edge.file, []).append(index)
-        self._by_name: dict[str, list[int]] = {}
-        dead = self.scopes.dead
-        for definition in self.scopes.definitions:
-            if definition.id not in dead:
-                self._by_name.setdefault(definition.name, []).append(definition.id)
-                self._by_name.setdefault(definition.qualified_name, []).append(definition.id)
-        self._centrality: Centrality | None = None
+    def files_by_name(self) -> dict[str, set[int]]:
+        """Which files use each name (the edge kinds'), for a refresh to find the uses it must resolve again."""
+        if self._files_by_name is None:
+            table: dict[str, set[int]] = {}
+            for file in self.scopes.live_files():
+                for reference in file.references:
+                    if reference.kind in _EDGE_KINDS:
+                        table.setdefault(reference.name, set()).add(file.index)
+            self._files_by_name = table
+        return self._files_by_name
 
-    def _add_file(
+    def _unlink(self, edge: Edge, copied: set[tuple[str, int]]) -> None:
+        source = edge.source if edge.source is not None else -1 - edge.file
+        for where, key in [*(("uses", target) for target in edge.targets), ("made", source)]:
+            table = self.uses if where == "uses" else self.made
+            if (where, key) not in copied:
+                table[key] = list(table[key])
+                copied.add((where, key))
+            table[key].remove(edge)
+
+    def _link_copied(self, edge: Edge, copied: set[tuple[str, int]]) -> None:
+        source = edge.source if edge.source is not None else -1 - edge.file
+        for where, key in [*(("uses", target) for target in edge.targets), ("made", source)]:
+            table = self.uses if where == "uses" else self.made
+            if (where, key) not in copied:
+                table[key] = list(table.get(key, ()))
+                copied.add((where, key))
+            table[key].append(edge)
+
+    def _file_edges(
         self,
-        resolver: Resolver,
         file: FileScope,
         only: set[str] | None = None,
         sites: AbstractSet[tuple[int, str]] = frozenset(),
-    ) -> None:
+    ) -> list[Edge]:
         """The edges of one file's uses (with `only`: of the uses of those names, and at those `sites`, alone)."""
+        resolver = self.resolver
         callers = resolver.callers_of_references(file)
+        edges: list[Edge] = []
         for reference, caller in zip(file.references, callers, strict=True):
             if reference.kind not in _EDGE_KINDS:
                 continue
@@ -208,7 +274,7 @@ class ReferenceGraph:
             targets = tuple(t for t in resolution.targets if t != caller)  # recursion is no caller of itself
             if not targets and resolution.status in ("resolved", "ambiguous"):
                 continue
-            self.edges.append(
+            edges.append(
                 Edge(
                     source=caller,
                     file=file.index,
@@ -221,6 +287,7 @@ class ReferenceGraph:
                     reason=resolution.reason,
                 )
             )
+        return edges
 
     # ---- lookups ----------------------------------------------------------------------------------------------------
     @property
@@ -257,16 +324,14 @@ class ReferenceGraph:
     def callers(self, target: int, *, kinds: Iterable[str] = CALL_KINDS) -> list[Edge]:
         """The edges into `target` of the given kinds (calls and instantiations by default), in file/line order."""
         wanted = frozenset(kinds)
-        edges = [self.edges[i] for i in self.uses.get(target, []) if self.edges[i].kind in wanted]
+        edges = [edge for edge in self.uses.get(target, []) if edge.kind in wanted]
         return sorted(edges, key=lambda e: (e.status != "resolved", self.file_path(e), e.line))
 
     def callees(self, source: int, *, kinds: Iterable[str] = CALL_KINDS) -> list[Edge]:
         """The edges out of `source` (what it calls), resolved or not, in line order; nested definitions' own calls
         are theirs, not the enclosing definition's."""
         wanted = frozenset(kinds)
-        return sorted(
-            (self.edges[i] for i in self.made.get(source, []) if self.edges[i].kind in wanted), key=lambda e: e.line
-        )
+        return sorted((edge for edge in self.made.get(source, []) if edge.kind in wanted), key=lambda e: e.line)
 
     def impact(self, target: int, *, depth: int = 3, include_ambiguous: bool = False) -> list[tuple[int, int, Edge]]:
         """
@@ -281,8 +346,7 @@ class ReferenceGraph:
             node, level = frontier.popleft()
             if level >= depth:
                 continue
-            for index in self.uses.get(node, []):
-                edge = self.edges[index]
+            for edge in self.uses.get(node, []):
                 if edge.kind not in USE_KINDS:
                     continue
                 source = edge.source if edge.source is not None else -1 - edge.file
@@ -345,6 +409,54 @@ def _parts(dictionary: AliasDictionary) -> list[tuple[str | None, Any]]:
     """(repository name or None, its file records) of each tree of a dictionary."""
     parts: list[tuple[str | None, Any]] = [(None, dictionary.files)] if dictionary.files else []
     return parts + [(name, record.files) for name, record in sorted(dictionary.repositories.items())]
+
+
+def _touched(
+    old: Scopes, new: Scopes, changed: Mapping[tuple[str | None, str], Any], removed: list[tuple[str | None, str]]
+) -> set[str]:
+    """
+    The names whose uses a refresh must resolve again (beside those that reached a replaced definition): all of a
+    removed or added file's (`_names`); of an edited file, the names whose definitions differ (added, removed, or in
+    another scope, kind or public name: not those that only moved lines), and when its imports, re-exports or bases
+    differ, all of its names before and after.
+    """
+    names = _names(old, removed)
+    for key in changed:
+        before_index, after_index = old._file_index.get(key), new._file_index.get(key)
+        if before_index is None or after_index is None:
+            names |= _names(old, [key]) | _names(new, [key])
+            continue
+        before, after = old.files[before_index], new.files[after_index]
+        names.update(name for name, *_ in _signature(old, before) ^ _signature(new, after))
+        if _links(before) != _links(after):
+            names |= _names(old, [key]) | _names(new, [key])
+    return names
+
+
+def _signature(scopes: Scopes, file: FileScope) -> set[tuple[str, tuple[str, ...], str, tuple[str, ...], int]]:
+    """What a file defines, as name lookups see it (each definition with how many share its name and scope)."""
+    seen: dict[tuple[str, tuple[str, ...], str, tuple[str, ...]], int] = {}
+    for _, _, ident in file.spans:
+        d = scopes.definitions[ident]
+        key = (d.name, d.scopes, d.kind, d.aliases)
+        seen[key] = seen.get(key, 0) + 1
+    return {(*key, count) for key, count in seen.items()}
+
+
+def _links(file: FileScope) -> list[tuple[str, str, str, str]]:
+    """A file's imports, re-exports and bases, lines aside."""
+    return sorted((r.kind, r.name, r.qualifier, r.binding) for r in file.references if r.kind in _LINK_KINDS)
+
+
+def _files_using(
+    previous: ReferenceGraph, touched: set[str], redo: Mapping[int, Any], replaced: set[int]
+) -> list[int]:
+    """The kept files with a use of one of the `touched` names, or a use to resolve again (`redo`)."""
+    found = set(redo)
+    by_name = previous.files_by_name()
+    for name in touched:
+        found.update(by_name.get(name, ()))
+    return sorted(found - replaced)
 
 
 def _names(scopes: Scopes, keys: Iterable[tuple[str | None, str]]) -> set[str]:

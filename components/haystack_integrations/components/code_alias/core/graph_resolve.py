@@ -7,6 +7,7 @@ imports, for a receiver path in a scope and for a class's bases is memoised on t
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Callable
 
 from .graph_scope import (
     CLASS_KINDS,
@@ -47,7 +48,7 @@ class Resolver:
         self._classes: dict[int | None, Definition | None] = {}
         self._callers: dict[int, list[int | None]] = {}
         self._scope_defs: dict[int, dict[tuple[str, ...], Definition]] = {}
-        self._subclasses: dict[int, list[int]] | None = None
+        self._inheritors: dict[str, set[int]] | None = None  # a base's name -> the classes that write it
 
     # ---- one reference ----------------------------------------------------------------------------------------------
     def resolve(self, file: FileScope, reference: Reference, caller: int | None) -> Resolution:
@@ -76,6 +77,15 @@ class Resolver:
             return UNRESOLVED if target.kind == "module" else Resolution("unresolved", (), "not a member of its class")
         return self._chosen(found, "scope")
 
+    def carry(self, previous: Resolver, *, keep: Callable[[int], bool]) -> None:
+        """
+        Take over what `previous` (the resolver of the graph a refresh starts from) worked out for the files `keep`
+        accepts: each use's enclosing definition and the types the file states, which depend on that file alone.
+        """
+        self._callers = {index: found for index, found in previous._callers.items() if keep(index)}
+        self._binds = {index: table for index, table in previous._binds.items() if keep(index)}
+        self._scope_defs = {index: table for index, table in previous._scope_defs.items() if keep(index)}
+
     def definition(self, ident: int) -> Definition:
         return self.scopes.definitions[ident]
 
@@ -95,21 +105,34 @@ class Resolver:
 
     def _in_subclasses(self, classes: tuple[int, ...], name: str) -> Resolution:
         """`self.f()` where the class and its bases define no `f`: the subclasses that do (abstract / mixin style)."""
-        if self._subclasses is None:
-            self._subclasses = {}
-            for definition in self.scopes.definitions:
-                if definition.kind in CLASS_KINDS:
-                    for base in self.ancestors(definition.id):
-                        self._subclasses.setdefault(base, []).append(definition.id)
         found = [
             member
             for cls in classes
-            for sub in self._subclasses.get(cls, ())
+            for sub in self._subclasses_of(cls)
             for member in self.scopes.members(self.definition(sub), name)
         ]
         if not found:
             return Resolution("unresolved", (), "not defined in the class or its bases")
         return Resolution("ambiguous", _unique(found), "defined in subclasses only")
+
+    def _subclasses_of(self, class_id: int) -> list[int]:
+        """The classes that inherit from `class_id`, transitively (found through the names bases are written as)."""
+        if self._inheritors is None:
+            self._inheritors = {}
+            for file in self.scopes.live_files():
+                callers = self.callers_of_references(file)
+                for reference, owner in zip(file.references, callers, strict=True):
+                    if reference.kind == "inherit" and owner is not None:
+                        self._inheritors.setdefault(reference.name, set()).add(owner)
+        found: list[int] = []
+        frontier = [class_id]
+        while frontier:
+            current = frontier.pop()
+            for candidate in sorted(self._inheritors.get(self.definition(current).name, ())):
+                if candidate not in found and candidate != class_id and current in self.ancestors(candidate):
+                    found.append(candidate)
+                    frontier.append(candidate)
+        return found
 
     # ---- bare names -------------------------------------------------------------------------------------------------
     def _bare(self, file: FileScope, name: str, caller: int | None, kind: str) -> Resolution:

@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cache
 from importlib import resources
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import yaml
 
@@ -141,6 +141,7 @@ class Scopes:
         self._members: dict[tuple[str | None, str, str, tuple[str, ...]], dict[str, list[int]]] = {}
         self._by_name: dict[tuple[str, str], list[int]] = {}  # (family, name) -> ids
         self._packages = packages
+        self._own: set[int] | None = None  # copy-on-write bookkeeping of a refreshed index (`_list`)
         self.dead: set[int] = set()  # definitions of files a refresh replaced or removed (ids stay stable)
         self.sha256: dict[tuple[str | None, str], str] = {}  # the content each file's records were read from
         for repo, files in parts:
@@ -180,10 +181,10 @@ class Scopes:
         new.records = dict(self.records)
         new.sha256 = dict(self.sha256)
         new._file_index = dict(self._file_index)
-        new._units = {key: list(value) for key, value in self._units.items()}
-        new._top = {key: {name: list(ids) for name, ids in names.items()} for key, names in self._top.items()}
-        new._members = {key: {name: list(ids) for name, ids in names.items()} for key, names in self._members.items()}
-        new._by_name = {key: list(ids) for key, ids in self._by_name.items()}
+        # Shallow copies: an inner list or mapping is copied the first time this index writes to it (`_writable`).
+        new._units, new._top, new._members = dict(self._units), dict(self._top), dict(self._members)
+        new._by_name = dict(self._by_name)
+        new._own = set()
         new._packages = self._packages
         new.dead = set(self.dead)
         # The files kept get fresh copies: what a resolver memoised on them (bindings) belongs to the old index.
@@ -193,7 +194,7 @@ class Scopes:
             if index is None:
                 continue
             old = new.files[index]
-            new._units[(old.repo, old.family, old.unit)].remove(index)
+            new._list(new._units, (old.repo, old.family, old.unit)).remove(index)
             for _, _, ident in old.spans:
                 new._forget(old, new.definitions[ident])
             new.records.pop(key, None)
@@ -209,12 +210,35 @@ class Scopes:
         if definition.scopes:
             owner = (definition.scopes[-1],) if scope.family == "rust" else definition.scopes
             unit = self._crate(scope) if scope.family == "rust" else scope.unit
-            self._members[(scope.repo, scope.family, unit, owner)][definition.name].remove(definition.id)
+            self._ids(self._members, (scope.repo, scope.family, unit, owner), definition.name).remove(definition.id)
         else:
-            names = self._top[(scope.repo, scope.family, scope.unit)]
             for name in dict.fromkeys((definition.name, *definition.aliases)):
-                names[name].remove(definition.id)
-        self._by_name[(scope.family, definition.name)].remove(definition.id)
+                self._ids(self._top, (scope.repo, scope.family, scope.unit), name).remove(definition.id)
+        self._list(self._by_name, (scope.family, definition.name)).remove(definition.id)
+
+    # Copy-on-write: a refreshed index shares its inner lists and mappings with the index it came from until it
+    # writes to one (`_own` holds the ids of those it made or copied; None: it made them all).
+    def _list(self, table: dict[Any, list[int]], key: Any) -> list[int]:
+        """`table[key]` (created empty when missing), writable by this index."""
+        value = table.get(key)
+        if value is None:
+            value = table[key] = []
+        elif self._own is not None and id(value) not in self._own:
+            value = table[key] = list(value)
+        if self._own is not None:
+            self._own.add(id(value))
+        return value
+
+    def _ids(self, table: dict[Any, dict[str, list[int]]], key: Any, name: str) -> list[int]:
+        """`table[key][name]` (created when missing), writable by this index."""
+        inner = table.get(key)
+        if inner is None:
+            inner = table[key] = {}
+        elif self._own is not None and id(inner) not in self._own:
+            inner = table[key] = dict(inner)
+        if self._own is not None:
+            self._own.add(id(inner))
+        return self._list(inner, name)
 
     # ---- indexing -------------------------------------------------------------------------------------------------
     def _add_file(self, repo: str | None, path: str, record: FileRecord) -> None:
@@ -239,7 +263,7 @@ class Scopes:
         self._file_index[(repo, path)] = scope.index
         self.records[(repo, path)] = record
         self.sha256[(repo, path)] = record.sha256
-        self._units.setdefault((repo, family, unit), []).append(scope.index)
+        self._list(self._units, (repo, family, unit)).append(scope.index)
         for symbol in record.symbols:
             if symbol.reexport_from is not None:
                 continue  # a re-export record: followed as an import, not a definition
@@ -274,15 +298,12 @@ class Scopes:
             # Rust: `impl Type` blocks may sit in any module of the crate, so a type's members are the crate's.
             owner = (scopes[-1],) if scope.family == "rust" else scopes
             unit = self._crate(scope) if scope.family == "rust" else scope.unit
-            self._members.setdefault((scope.repo, scope.family, unit, owner), {}).setdefault(symbol.name, []).append(
-                definition.id
-            )
+            self._ids(self._members, (scope.repo, scope.family, unit, owner), symbol.name).append(definition.id)
         else:
-            names = self._top.setdefault(key, {})
-            names.setdefault(symbol.name, []).append(definition.id)
+            self._ids(self._top, key, symbol.name).append(definition.id)
             for alias in symbol.aliases:  # the public name a renamed export gives it
-                names.setdefault(alias, []).append(definition.id)
-        self._by_name.setdefault((scope.family, symbol.name), []).append(definition.id)
+                self._ids(self._top, key, alias).append(definition.id)
+        self._list(self._by_name, (scope.family, symbol.name)).append(definition.id)
 
     def _crate_root(self, repo: str | None, path: str) -> str:
         best = ""

@@ -28,6 +28,7 @@ _KINDS = {"call": "call", "class": "new", "type": "type", "inherit": "inherit", 
 _PRIORITY = {"inherit": 3, "new": 2, "call": 1, "type": 0}
 # Parents whose `name` field is a type used, not one declared (`Foo<T>`, `a::Foo`).
 _TYPE_PATHS = frozenset({"generic_type", "scoped_type_identifier"})
+_SIMPLE_PATH = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*")
 _IDENTIFIER = re.compile(r"^[A-Za-z_$][\w$]*$")
 # Receivers read as a path (`a.b.c`); anything else (a call's result, an index) is "?".
 _PATH_NODES = frozenset(
@@ -85,6 +86,10 @@ class _File:
         """A receiver or module path as dotted names (`self.x`, `crate.util`, `pkg.Type`); "?" when not one."""
         if node is None:
             return ""
+        if node.type in _PATH_NODES:
+            text = self.text(node)
+            if _SIMPLE_PATH.fullmatch(text):  # the common case, without walking the node
+                return text.replace("::", ".")
         made = _instance_of(self, node)
         if made is not None:
             return made

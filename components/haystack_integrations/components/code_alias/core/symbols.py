@@ -290,7 +290,9 @@ def extract_file(text: str, language: str, file_path: str, *, references: bool =
         if language == "javascript" and tree.root_node.has_error:
             tree, grammar = _flow_tree(source, tree)
     root = tree.root_node
-    tags = run_tags(tag_query(grammar, _language(grammar)), root) if references or language in _TAG_DEFINED else []
+    defined_by_tags = language in _TAG_DEFINED
+    query = tag_query(grammar, _language(grammar), definitions=defined_by_tags)
+    tags = run_tags(query, root) if references or defined_by_tags else []
     if language in _TAG_DEFINED:
         define_from_tags(extractor, root, tags)
     else:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
+from typing import NamedTuple
 
 from tree_sitter import Language, Node, Query, QueryCursor
 
@@ -48,8 +49,7 @@ _OWN_TAGS: dict[str, tuple[str, ...]] = {
 }
 
 
-@dataclass(frozen=True)
-class Tag:
+class Tag(NamedTuple):
     """
     One match: a definition or a reference.
 
@@ -81,7 +81,7 @@ def wheel_tags_file(module_name: str) -> Path | None:
 
 
 @cache
-def tag_query(language: str, grammar: Language) -> TagQuery:
+def tag_query(language: str, grammar: Language, *, definitions: bool = True) -> TagQuery:
     """
     The tags query of `language` (compiled once per process): the wheels' `tags.scm` and ours.
 
@@ -90,6 +90,8 @@ def tag_query(language: str, grammar: Language) -> TagQuery:
 
     :param language: One of the six languages (tsx included).
     :param grammar: Its compiled grammar.
+    :param definitions: False: the patterns that only tag definitions are turned off (Python and JavaScript read
+        their definitions with walkers, and a query's cost grows with what it matches).
     """
     texts: list[str] = []
     sources: list[str] = []
@@ -102,7 +104,15 @@ def tag_query(language: str, grammar: Language) -> TagQuery:
         resource = resources.files(__package__ or "").joinpath(f"queries/{name}-tags.scm")
         texts.append(resource.read_text(encoding="utf-8"))
         sources.append(f"core/queries/{name}-tags.scm")
-    return TagQuery(Query(grammar, "\n".join(texts)), tuple(sources))
+    text = "\n".join(texts)
+    query = Query(grammar, text)
+    if not definitions:
+        raw = text.encode("utf-8")
+        for index in range(query.pattern_count):
+            pattern = raw[query.start_byte_for_pattern(index) : query.end_byte_for_pattern(index)]
+            if b"@definition." in pattern and b"@reference." not in pattern:
+                query.disable_pattern(index)
+    return TagQuery(query, tuple(sources))
 
 
 def run_tags(query: TagQuery, root: Node) -> list[Tag]:

@@ -7,7 +7,8 @@
 ]) @reference.call
 
 ; Inheritance, annotations, imports, and variables whose type can be told (`x = Foo()`, `x: Foo`, typed
-; parameters, `self.x = Foo()`), so that `x.method()` can be resolved to `Foo.method`.
+; parameters, `self.x = Foo()`: a capitalised callee makes an instance of a class), so that `x.method()` can be
+; resolved to `Foo.method`.
 (class_definition superclasses: (argument_list [
   (identifier) @name
   (attribute attribute: (identifier) @name)
@@ -21,6 +22,9 @@
 (import_statement) @reference.import
 (import_from_statement) @reference.import
 (future_import_statement) @reference.import
-(assignment) @reference.bind
+(assignment
+  right: (call function: [(identifier) @class (attribute attribute: (identifier) @class)])
+  (#match? @class "^_*[A-Z]")) @reference.bind
+(assignment type: (_)) @reference.bind
 (typed_parameter) @reference.bind
 (typed_default_parameter) @reference.bind
