@@ -355,7 +355,10 @@ class Resolver:
                     continue
                 table.setdefault((where, reference.name), reference.qualifier)
                 holder = self._enclosing_class(where)
-                if holder is not None:  # `self.x = Foo()` in any method states x's type for the whole class
+                # `self.x = Foo()` in any method states x's type for the whole class, and so does a field declared
+                # in the class body (`Foo x;`, `x: Foo`); a method's local variable stays the method's.
+                member = reference.name.split(".", 1)[0] in self_names(file.family)
+                if holder is not None and (member or (where is not None and where == holder.id)):
                     table.setdefault((-1 - holder.id, reference.name), reference.qualifier)
         kind = table.get((caller, variable))
         if kind:

@@ -26,6 +26,20 @@ MAX_REFERENCES_PER_FILE = 20_000
 _KINDS = {"call": "call", "class": "new", "type": "type", "inherit": "inherit", "implementation": "inherit"}
 # When two patterns tag one identifier, the kind kept: a base class is also a type use, a constructor call a call.
 _PRIORITY = {"inherit": 3, "new": 2, "call": 1, "type": 0}
+# The field that holds the receiver or path written before a name, by the name's parent node type.
+_RECEIVER_FIELDS = {
+    "attribute": "object",
+    "member_expression": "object",
+    "selector_expression": "operand",
+    "field_expression": "value",
+    "scoped_identifier": "path",
+    "scoped_type_identifier": "path",
+    "method_invocation": "object",
+    "field_access": "object",
+    "qualified_type": "package",
+}
+# Nodes a pattern may capture as `@name` whole (a path, not an identifier).
+_CAPTURED_PATHS = frozenset({"member_expression", "scoped_identifier", "scoped_type_identifier", "attribute"})
 # Parents whose `name` field is a type used, not one declared (`Foo<T>`, `a::Foo`).
 _TYPE_PATHS = frozenset({"generic_type", "scoped_type_identifier"})
 _SIMPLE_PATH = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*")
@@ -170,18 +184,18 @@ def _use(file: _File, tag: Tag) -> None:
     name_node = tag.name
     kind = _KINDS[tag.kind]
     parent = name_node.parent
-    if tag.kind == "implementation" and tag.node.child_by_field_name("trait") is None and tag.node.type == "impl_item":
+    if tag.kind == "implementation" and tag.node.type == "impl_item" and tag.node.child_by_field_name("trait") is None:
         return  # `impl Type { ... }` defines methods of Type: no use of it
     if tag.kind == "class" and tag.node.type == "superclass":
         kind = "inherit"  # Java's wheel tags `extends Base` as a class reference
-    declared = parent is not None and parent.child_by_field_name("name") == name_node
-    if declared and kind == "type" and parent is not None and parent.type not in _TYPE_PATHS:
-        return  # the type's own declaration (`type T struct`, `interface I`, `struct S`, `<T>`)
-    implemented = parent is not None and parent.type == "impl_item" and parent.child_by_field_name("type") == name_node
-    if kind == "type" and implemented:
-        return  # `impl Trait for Type`: the block defines Type's methods, it does not use Type
+    if kind == "type" and parent is not None and parent.type not in _TYPE_PATHS:
+        own = "type" if parent.type == "impl_item" else "name"
+        if parent.child_by_field_name(own) == name_node:
+            # the type's own declaration (`type T struct`, `interface I`, `<T>`), or `impl Trait for Type`: a
+            # block of Type's methods, no use of Type
+            return
     qualifier = ""
-    if name_node.type in ("member_expression", "scoped_identifier", "scoped_type_identifier", "attribute"):
+    if name_node.type in _CAPTURED_PATHS:
         # `new a.B()`, `<a.B/>`: the query captured the whole path
         qualifier = file.path(name_node.child_by_field_name("object") or name_node.child_by_field_name("path"))
         name_node = (
@@ -191,22 +205,16 @@ def _use(file: _File, tag: Tag) -> None:
             or name_node
         )
     elif parent is not None:
-        qualifier = _qualifier(file, name_node, parent)
+        field = _RECEIVER_FIELDS.get(parent.type)
+        if field is not None:
+            receiver = parent.child_by_field_name(field)
+            if receiver is not None and receiver.end_byte <= name_node.start_byte:
+                qualifier = file.path(receiver)
+        elif parent.type == "method_reference" and parent.named_child_count > 1:  # Java `Type::method`
+            qualifier = file.path(parent.named_children[0])
     name = file.text(name_node)
-    if not _IDENTIFIER.match(name):
-        return
-    file.add(kind, name, name_node, qualifier)
-
-
-def _qualifier(file: _File, name_node: Node, parent: Node) -> str:
-    """What is written before the name: `obj` in `obj.f()`, `a::b` in `a::b::f()`, "" for a bare name."""
-    if parent.type == "method_reference" and parent.named_child_count > 1:  # Java `Type::method`
-        return file.path(parent.named_children[0])
-    for field in ("object", "operand", "value", "path", "scope", "package"):
-        receiver = parent.child_by_field_name(field)
-        if receiver is not None and receiver != name_node and receiver.end_byte <= name_node.start_byte:
-            return file.path(receiver)
-    return ""
+    if _IDENTIFIER.match(name):
+        file.add(kind, name, name_node, qualifier)
 
 
 # ---- imports ---------------------------------------------------------------------------------------------------

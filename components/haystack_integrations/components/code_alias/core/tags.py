@@ -71,6 +71,8 @@ class TagQuery:
 
     query: Query
     sources: tuple[str, ...]
+    #: capture name -> (role, kind), for the captures that tag something (`@definition.*`, `@reference.*`)
+    roles: dict[str, tuple[str, str]]
 
 
 def wheel_tags_file(module_name: str) -> Path | None:
@@ -112,7 +114,12 @@ def tag_query(language: str, grammar: Language, *, definitions: bool = True) -> 
             pattern = raw[query.start_byte_for_pattern(index) : query.end_byte_for_pattern(index)]
             if b"@definition." in pattern and b"@reference." not in pattern:
                 query.disable_pattern(index)
-    return TagQuery(query, tuple(sources))
+    roles: dict[str, tuple[str, str]] = {}
+    for index in range(query.capture_count):
+        role, _, kind = query.capture_name(index).partition(".")
+        if role in ("definition", "reference") and kind:
+            roles[query.capture_name(index)] = (role, kind)
+    return TagQuery(query, tuple(sources), roles)
 
 
 def run_tags(query: TagQuery, root: Node) -> list[Tag]:
@@ -121,11 +128,12 @@ def run_tags(query: TagQuery, root: Node) -> list[Tag]:
     position of their first node). A pattern without a `@definition.*` / `@reference.*` capture tags nothing.
     """
     tags: list[Tag] = []
+    roles = query.roles
     for _, captures in QueryCursor(query.query).matches(root):
         names = captures.get("name")
         name = names[0] if names else None
         for capture, nodes in captures.items():
-            role, _, kind = capture.partition(".")
-            if role in ("definition", "reference") and kind:
-                tags.extend(Tag(role, kind, node, name) for node in nodes)
+            tagged = roles.get(capture)
+            if tagged is not None:
+                tags.extend(Tag(tagged[0], tagged[1], node, name) for node in nodes)
     return tags
