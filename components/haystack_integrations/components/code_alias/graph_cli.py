@@ -12,13 +12,14 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .core.graph import ReferenceGraph
-from .core.graph_answers import answer_text, callees_answer, callers_answer, impact_answer, usage_answer
-from .indexing.index_delta import load_index_dictionary
+from .core.graph_text import answer_text
 from .paths import DICTIONARY_FILE
 from .serving.server_discovery import PeerAnswerError, UnsafeLinkError, ask_peer, discover
+
+if TYPE_CHECKING:
+    from .core.graph import ReferenceGraph
 
 
 def add_graph_commands(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -58,7 +59,7 @@ def run_graph_command(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(answer, indent=2))
     else:
-        print(answer_text(answer, args.command))
+        print(answer_text(answer, args.command), flush=True)
         if "server_pid" in answer:
             print(f"(answered by the code-alias server, pid {answer['server_pid']})", file=sys.stderr)
     return 0
@@ -97,8 +98,19 @@ def _from_server(args: argparse.Namespace, folder: Path, depth: int) -> dict[str
     return {**result, "server_pid": peer.pid}
 
 
+def _graph(folder: Path) -> ReferenceGraph:
+    """The index's graph, resolved in this process (the dictionary, the parser's module: imported only here, so that
+    an answer from a server costs this process no more than the discovery module)."""
+    from .core.graph import ReferenceGraph
+    from .indexing.index_delta import load_index_dictionary
+
+    return ReferenceGraph(load_index_dictionary(folder / DICTIONARY_FILE))
+
+
 def _here(args: argparse.Namespace, folder: Path, depth: int) -> dict[str, Any]:
-    graph = ReferenceGraph(load_index_dictionary(folder / DICTIONARY_FILE))
+    from .core.graph_answers import callees_answer, callers_answer, impact_answer
+
+    graph = _graph(folder)
     options: dict[str, Any] = {"limit": args.limit, "file_path": args.file, "repo": args.repo}
     if args.command == "callers":
         return callers_answer(graph, args.name, **options)
@@ -116,8 +128,10 @@ def with_usage(payload: dict[str, Any], index_dir: str) -> dict[str, Any]:
     rewrite = payload.get("rewrite") or {}
     if rewrite.get("intent") != "usage" or "usage" in payload:
         return payload
+    from .core.graph_answers import usage_answer
+
     try:
-        graph = ReferenceGraph(load_index_dictionary(Path(index_dir).expanduser() / DICTIONARY_FILE))
+        graph = _graph(Path(index_dir).expanduser())
     except Exception as error:  # an ask answer must not fail for its graph part
         print(f"code-alias: warning: no graph answer ({error})", file=sys.stderr)
         return payload

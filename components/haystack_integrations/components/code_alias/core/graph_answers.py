@@ -3,7 +3,7 @@
 Framework-free. `callers_answer`, `callees_answer` and `impact_answer` take a `ReferenceGraph` and a name (a
 definition's own name or its qualified name, as `code-alias dict show` takes it) and answer for every definition the
 name stands for. `usage_kind` tells a usage question's sort ("what breaks if..." asks for impact, "who calls..." for
-callers); `answer_text` prints any of the answers for a terminal or a chat.
+callers); `answer_text` (`graph_text.py`) prints any of the answers for a terminal.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import Any
 from ..errors import CodeAliasError
 from .graph import CALL_KINDS, Edge, ReferenceGraph
 from .graph_scope import Definition
+from .graph_text import answer_text
 
 __all__ = [
     "DEFAULT_LIMIT",
@@ -257,56 +258,3 @@ def usage_answer(
 def usage_kind(question: str) -> str:
     """ "impact" for a question about what a change breaks ("what breaks if I change X"), else "callers"."""
     return "impact" if _IMPACT_RE.search(question) else "callers"
-
-
-# ---- text --------------------------------------------------------------------------------------------------------
-def _where(site: dict[str, Any]) -> str:
-    caller = site["caller"]
-    who = caller["qualified_name"] + (" (module code)" if caller.get("kind") == "module" else "")
-    test = "  [test]" if site.get("test") else ""
-    return f"{site['file_path']}:{site['line']}  {who}{test}"
-
-
-def answer_text(answer: dict[str, Any], what: str) -> str:
-    """
-    An answer of `callers_answer` ("callers"), `callees_answer` ("callees") or `impact_answer` ("impact") as text:
-    a block per definition, `path:line` first so terminals and editors link it.
-    """
-    lines: list[str] = []
-    for target in answer["targets"]:
-        head = f"{target['qualified_name']} ({target['kind']}, {target['file_path']}:{target['start_line']})"
-        total = target["total"]
-        if what == "callers":
-            lines.append(f"{head}: {total['callers']} caller(s), {total['ambiguous']} ambiguous")
-            lines += [f"  {_where(site)}" for site in target["callers"]]
-            if target["ambiguous"]:
-                lines.append("  may call it (the receiver's type or the name's origin is not known):")
-                lines += [f"    {_where(site)}  ({site['reason']})" for site in target["ambiguous"]]
-        elif what == "callees":
-            lines.append(
-                f"{head}: calls {total['callees']} definition(s), {total['ambiguous']} ambiguous, "
-                f"{total['external']} outside the index"
-            )
-            for site in target["callees"]:
-                callee = site["callee"]
-                where = f"{callee['file_path']}:{callee['start_line']}"
-                lines.append(f"  {site['line']}: {callee['qualified_name']}  {where}")
-            for site in target["ambiguous"]:
-                names = ", ".join(site["candidate_names"])
-                lines.append(f"  {site['line']}: {site['name']}?  one of {site['candidates']}: {names}")
-            if target["external"]:
-                outside = sorted(
-                    {f"{s['qualifier']}.{s['name']}" if s.get("qualifier") else s["name"] for s in target["external"]}
-                )
-                lines.append(f"  outside the index: {', '.join(outside)}")
-        else:
-            lines.append(
-                f"{head}: {total['reached']} definition(s) reach it within {answer['depth']} hop(s), "
-                f"{total['tests']} in tests, {total['ambiguous']} ambiguous"
-            )
-            for site in target["impact"]:
-                mark = " (ambiguous)" if site["status"] == "ambiguous" else ""
-                lines.append(f"  {'  ' * (site['depth'] - 1)}{_where(site)}  [{site['kind']} of {site['via']}]{mark}")
-    if answer["definitions"] > len(answer["targets"]):
-        lines.append(f"({answer['definitions']} definitions have this name; the first {len(answer['targets'])} shown)")
-    return "\n".join(lines)

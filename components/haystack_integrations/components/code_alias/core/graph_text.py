@@ -1,0 +1,62 @@
+"""The reference graph's answers as text for a terminal: `path:line` first, so terminals and editors link it.
+
+Framework-free and import-light (no graph, no parser): the CLI prints a server's answer with it alone.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["answer_text"]
+
+
+def _where(site: dict[str, Any]) -> str:
+    caller = site["caller"]
+    who = caller["qualified_name"] + (" (module code)" if caller.get("kind") == "module" else "")
+    test = "  [test]" if site.get("test") else ""
+    return f"{site['file_path']}:{site['line']}  {who}{test}"
+
+
+def answer_text(answer: dict[str, Any], what: str) -> str:
+    """
+    An answer of `callers_answer` ("callers"), `callees_answer` ("callees") or `impact_answer` ("impact") as text:
+    a block per definition, `path:line` first so terminals and editors link it.
+    """
+    lines: list[str] = []
+    for target in answer["targets"]:
+        head = f"{target['qualified_name']} ({target['kind']}, {target['file_path']}:{target['start_line']})"
+        total = target["total"]
+        if what == "callers":
+            lines.append(f"{head}: {total['callers']} caller(s), {total['ambiguous']} ambiguous")
+            lines += [f"  {_where(site)}" for site in target["callers"]]
+            if target["ambiguous"]:
+                lines.append("  may call it (the receiver's type or the name's origin is not known):")
+                lines += [f"    {_where(site)}  ({site['reason']})" for site in target["ambiguous"]]
+        elif what == "callees":
+            lines.append(
+                f"{head}: calls {total['callees']} definition(s), {total['ambiguous']} ambiguous, "
+                f"{total['external']} outside the index"
+            )
+            for site in target["callees"]:
+                callee = site["callee"]
+                where = f"{callee['file_path']}:{callee['start_line']}"
+                lines.append(f"  {site['line']}: {callee['qualified_name']}  {where}")
+            for site in target["ambiguous"]:
+                names = ", ".join(site["candidate_names"])
+                lines.append(f"  {site['line']}: {site['name']}?  one of {site['candidates']}: {names}")
+            if target["external"]:
+                outside = sorted(
+                    {f"{s['qualifier']}.{s['name']}" if s.get("qualifier") else s["name"] for s in target["external"]}
+                )
+                lines.append(f"  outside the index: {', '.join(outside)}")
+        else:
+            lines.append(
+                f"{head}: {total['reached']} definition(s) reach it within {answer['depth']} hop(s), "
+                f"{total['tests']} in tests, {total['ambiguous']} ambiguous"
+            )
+            for site in target["impact"]:
+                mark = " (ambiguous)" if site["status"] == "ambiguous" else ""
+                lines.append(f"  {'  ' * (site['depth'] - 1)}{_where(site)}  [{site['kind']} of {site['via']}]{mark}")
+    if answer["definitions"] > len(answer["targets"]):
+        lines.append(f"({answer['definitions']} definitions have this name; the first {len(answer['targets'])} shown)")
+    return "\n".join(lines)
