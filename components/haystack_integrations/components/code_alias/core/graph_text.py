@@ -25,6 +25,8 @@ def answer_text(answer: dict[str, Any], what: str) -> str:
     lines: list[str] = []
     for target in answer["targets"]:
         head = f"{target['qualified_name']} ({target['kind']}, {target['file_path']}:{target['start_line']})"
+        if target.get("repo"):
+            head += f" [{target['repo']}]"
         total = target["total"]
         if what == "callers":
             lines.append(f"{head}: {total['callers']} caller(s), {total['ambiguous']} ambiguous")
