@@ -166,7 +166,7 @@ def _parsed_record(text: str, digest: str, size: int, mtime_ns: int, language: s
     """
     extracted = extract_file(text, language, rel_path)
     too_many = too_many_definitions(len(extracted.symbols))
-    return FileRecord(
+    record = FileRecord(
         sha256=digest,
         size=size,
         mtime_ns=mtime_ns,
@@ -174,8 +174,10 @@ def _parsed_record(text: str, digest: str, size: int, mtime_ns: int, language: s
         symbols=[] if too_many else extracted.symbols,
         error=too_many,
         extractor=EXTRACTOR_VERSION,
-        references=[] if too_many else extracted.references,
     )
+    # The extractor's own records, assigned as they are: validating 40k references of Django took 0.12 s of a build.
+    record.references = [] if too_many else extracted.references
+    return record
 
 
 @lru_cache(maxsize=100_000)
