@@ -192,12 +192,12 @@ def test_impact_follows_callers_transitively_and_marks_tests(python_graph: Refer
     reached = {(row["depth"], row["caller"]["qualified_name"]) for row in target["impact"]}
     assert (1, "shop.orders.Order.taxed") in reached
     assert (2, "shop.orders.confirm") in reached
-    assert (3, "tests.test_orders.test_confirm") in reached
-    assert [row["caller"]["qualified_name"] for row in target["tests"]] == ["tests.test_orders.test_confirm"]
+    assert (3, "tests.orders_check.test_confirm") in reached
+    assert [row["caller"]["qualified_name"] for row in target["tests"]] == ["tests.orders_check.test_confirm"]
     shallow = impact_answer(python_graph, "shop.pricing.Tax.apply", depth=1)["targets"][0]
     assert {row["depth"] for row in shallow["impact"]} == {1}
     text = answer_text(impact_answer(python_graph, "shop.pricing.Tax.apply"), "impact")
-    assert "tests/test_orders.py:6  tests.test_orders.test_confirm  [test]" in text
+    assert "tests/orders_check.py:6  tests.orders_check.test_confirm  [test]" in text
 
 
 def test_a_recursive_call_is_no_caller_of_itself(tmp_path: Path) -> None:
@@ -228,10 +228,10 @@ def test_references_travel_with_the_dictionary_and_a_refresh_replaces_a_changed_
     app = repo / "app.py"
     text = app.read_text(encoding="utf-8")
     app.write_text(text.replace("    place(order)\n", "    place(order)\n    place(order)\n"), encoding="utf-8")
-    (repo / "tests" / "test_orders.py").unlink()
+    (repo / "tests" / "orders_check.py").unlink()
     second, stats = builder.refresh(repo, saved)
     assert stats.files_parsed == 1
-    assert "tests/test_orders.py" not in second.files
+    assert "tests/orders_check.py" not in second.files
     refreshed = ReferenceGraph(second)
     assert _edges(refreshed) == _edges(ReferenceGraph(builder.build(repo)[0]))  # as a full build resolves it
     callers = callers_answer(refreshed, "place_order")["targets"][0]["callers"]
@@ -348,7 +348,7 @@ _EDITS: dict[str, list[tuple[str, str | None]]] = {
             "app.py",
             "import shop\n\n\ndef main():\n    return shop.total([1]) + helper()\n\n\ndef helper():\n    return 9\n",
         ),
-        ("tests/test_orders.py", None),
+        ("tests/orders_check.py", None),
         ("shop/extra.py", "def handle(x):\n    return x\n\n\ndef total(items):\n    return 0\n"),
         ("shop/pricing.py", "def total_of(items):\n    return sum(items)\n\n\nclass Discount:\n    pass\n"),
         ("shop/__init__.py", "from .orders import confirm as place\nfrom .pricing import total\n"),

@@ -58,7 +58,7 @@ def test_callers_callees_and_impact_routes(server: ThreadServer) -> None:
     ]
     impact = _run(server, "code_alias_impact", {"name": "shop.pricing.Tax.apply", "depth": 3}).json()["result"]
     assert [row["caller"]["qualified_name"] for row in impact["targets"][0]["tests"]] == [
-        "tests.test_orders.test_confirm"
+        "tests.orders_check.test_confirm"
     ]
 
 
@@ -146,7 +146,7 @@ def test_the_chat_answers_who_calls_it_about_the_previous_answers_symbol(server:
         model="code_alias_ask", messages=[{"role": "user", "content": "what breaks if I change Tax.apply?"}]
     )
     reply = impact.choices[0].message.content or ""
-    assert "`tests/test_orders.py:6` in `tests.test_orders.test_confirm` (test)" in reply
+    assert "`tests/orders_check.py:6` in `tests.orders_check.test_confirm` (test)" in reply
 
 
 def test_the_page_graph_route(server: ThreadServer) -> None:

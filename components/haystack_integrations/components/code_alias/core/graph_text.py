@@ -23,9 +23,10 @@ def answer_text(answer: dict[str, Any], what: str) -> str:
     a block per definition, `path:line` first so terminals and editors link it.
     """
     lines: list[str] = []
+    several = len({target.get("repo") for target in answer["targets"]}) > 1  # name the repository when it tells apart
     for target in answer["targets"]:
         head = f"{target['qualified_name']} ({target['kind']}, {target['file_path']}:{target['start_line']})"
-        if target.get("repo"):
+        if several and target.get("repo"):
             head += f" [{target['repo']}]"
         total = target["total"]
         if what == "callers":
