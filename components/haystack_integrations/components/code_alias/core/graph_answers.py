@@ -94,13 +94,13 @@ def targets_for(
     return found[:MAX_TARGETS]
 
 
-def _answer(graph: ReferenceGraph, query: str, found: int) -> dict[str, Any]:
-    return {
-        "query": query,
-        "dictionary_version": graph.version,
-        "definitions": found,
-        "targets": [],
-    }
+def _answer(
+    graph: ReferenceGraph, name: str, file_path: str | None, repo: str | None
+) -> tuple[dict[str, Any], list[Definition]]:
+    """The answer's head (how many definitions have the name) and the definitions it is given for."""
+    found = len(graph.find(name, file_path=file_path, repo=repo))
+    targets = targets_for(graph, name, file_path=file_path, repo=repo)
+    return {"query": name, "dictionary_version": graph.version, "definitions": found, "targets": []}, targets
 
 
 def callers_answer(
@@ -116,9 +116,7 @@ def callers_answer(
     definition) and `ambiguous` (sites that may call it: the receiver's type is not known, or several definitions
     share the name), each at most `limit`, with their totals.
     """
-    every = graph.find(name, file_path=file_path, repo=repo)
-    targets = targets_for(graph, name, file_path=file_path, repo=repo)
-    answer = _answer(graph, name, len(every))
+    answer, targets = _answer(graph, name, file_path, repo)
     for definition in targets:
         edges = graph.callers(definition.id, kinds=CALL_KINDS)
         resolved = [e for e in edges if e.status == "resolved"]
@@ -146,9 +144,7 @@ def callees_answer(
     What each definition named `name` calls: `callees` (resolved, with the definition), `ambiguous` (the
     candidates, at most five named) and `external` (names defined outside the index: library calls, builtins).
     """
-    every = graph.find(name, file_path=file_path, repo=repo)
-    targets = targets_for(graph, name, file_path=file_path, repo=repo)
-    answer = _answer(graph, name, len(every))
+    answer, targets = _answer(graph, name, file_path, repo)
     for definition in targets:
         edges = graph.callees(definition.id, kinds=CALL_KINDS)
         callees, ambiguous, external = [], [], []
@@ -194,9 +190,7 @@ def impact_answer(
     definitions among them (the tests that reach it). Ambiguous uses are listed (marked) but followed only with
     `include_ambiguous`.
     """
-    every = graph.find(name, file_path=file_path, repo=repo)
-    targets = targets_for(graph, name, file_path=file_path, repo=repo)
-    answer = _answer(graph, name, len(every))
+    answer, targets = _answer(graph, name, file_path, repo)
     answer["depth"] = depth
     for definition in targets:
         reached = graph.impact(definition.id, depth=depth, include_ambiguous=include_ambiguous)
