@@ -37,6 +37,7 @@ from .model import (
     FileRecord,
     PackageEntry,
     PackageInfo,
+    Reference,
     Skipped,
     SymbolDef,
     SymbolEntry,
@@ -152,6 +153,17 @@ def _read_and_parse_one(job: tuple[WalkEntry, str, FileRecord | None, int]) -> t
         return entry.rel_path, old.model_copy(update={"mtime_ns": entry.mtime_ns, "size": entry.size}), False
     record = _parsed_record(text, digest, entry.size, entry.mtime_ns, language, entry.rel_path)
     return entry.rel_path, record, True
+
+
+def _shipped(
+    job: tuple[WalkEntry, str, FileRecord | None, int],
+) -> tuple[str, FileRecord, bool, list[tuple[Any, ...]]]:
+    """`_read_and_parse_one` in a worker process: the references travel back as plain tuples (pickled several times
+    faster than named tuples: 0.12 s against 0.02 s for Django's 40k), made `Reference`s again by the parent."""
+    rel_path, record, parsed = _read_and_parse_one(job)
+    references = [tuple(reference) for reference in record.references]
+    record.references = []
+    return rel_path, record, parsed, references
 
 
 def _reusable(record: FileRecord) -> bool:
@@ -419,10 +431,12 @@ class DictionaryBuilder:
             # Parsing is CPU-bound C code that holds the GIL: only processes use the second core.
             context = multiprocessing.get_context("fork")
             with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-                for result in pool.map(_read_and_parse_one, jobs, chunksize=max(8, len(jobs) // (workers * 8))):
+                chunks = max(8, len(jobs) // (workers * 8))
+                for rel_path, record, parsed, references in pool.map(_shipped, jobs, chunksize=chunks):
+                    record.references = list(map(Reference._make, references))
                     done += 1
                     self._report(done, len(jobs))
-                    yield result
+                    yield rel_path, record, parsed
             return
         for job in jobs:
             done += 1
