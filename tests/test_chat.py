@@ -389,3 +389,19 @@ def test_a_follow_up_needs_a_subject_and_asks_for_one_of_the_follow_ups() -> Non
     ]
     assert read_conversation(messages).previous == Subject("Field.clean")
     assert Subject("Field.clean").identifier == "clean"
+
+
+def test_a_usage_question_is_the_graphs_follow_up_and_finds_its_own_subject() -> None:
+    previous = Subject("withStripeBackoff")
+
+    def known(name: str) -> bool:
+        return False
+
+    routed = route("who calls it?", previous, known)
+    assert routed is not None and routed[0].kind == "usage" and routed[1] == previous
+    # A usage question names what the graph knows, which the dictionary's lookup of code-shaped words may not.
+    alone = route("what breaks if I change Session?", None, known)
+    assert alone is not None and alone[0].kind == "usage" and alone[1] is None
+    both = route("what tests break if I change it?", previous, known)  # a change's impact, tests marked
+    assert both is not None and both[0].kind == "usage"
+    assert route("where is it tested?", None, known) is None  # the tests follow-up still needs a subject

@@ -43,9 +43,9 @@ def test_same_chunks_as_the_reference_on_real_files() -> None:
         text = path.read_text(encoding="utf-8", errors="replace")
         language = language_for_path(path.name)
         assert language is not None
-        # The reference predates doc comments moving into their definition's chunk (tested below): without
-        # docstrings no comment moves, and the comparison is of the child scan alone.
-        symbols = [s.model_copy(update={"docstring": ""}) for s in extract_symbols(text, language, path.name)]
+        # The reference predates doc comments moving into their definition's chunk (tested in test_symbols_jsts):
+        # without a comment line no comment moves, and the comparison is of the child scan alone.
+        symbols = [s.model_copy(update={"comment_line": None}) for s in extract_symbols(text, language, path.name)]
         for max_lines in (400, 5):
             # The reference cut a long chunk at max_lines; the first parts are exactly its chunks.
             first_parts = [c for c in chunk_file(text, symbols, max_lines=max_lines) if c.part == 0]

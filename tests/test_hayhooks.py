@@ -397,7 +397,7 @@ def test_rewrite_alone(client: httpx.Client) -> None:
     assert set(result) == {"rewritten", "symbols", "packages", "intent", "hints", "meta"}
     assert result["symbols"][0] == "AccessGate"
     assert "AccessGate" in result["rewritten"]
-    assert result["intent"] in {"locate_symbol", "explain_behavior", "how_to", "debug"}
+    assert result["intent"] in {"locate_symbol", "explain_behavior", "how_to", "debug", "usage"}
     assert result["hints"][0]["name"] == "AccessGate"
     assert "services/auth/acme_auth/tokens.py" in result["hints"][0]["files"]
     assert result["meta"]["mode"] == "dictionary" and result["meta"]["dictionary_version"]

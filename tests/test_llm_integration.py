@@ -89,7 +89,7 @@ def test_real_model_rewrites_within_the_dictionary(
         out = rewriter.run(question=question)
         meta = out["meta"]
         assert meta["mode"] == "llm" and meta["cache_hit"] is False
-        assert out["intent"] in ("locate_symbol", "explain_behavior", "how_to", "debug")
+        assert out["intent"] in ("locate_symbol", "explain_behavior", "how_to", "debug", "usage")
         if meta["fallback"] is None:
             usable += 1
             assert meta["raw_answer"]

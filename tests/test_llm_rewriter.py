@@ -167,7 +167,7 @@ def test_generation_kwargs_cap_tokens_and_constrain_to_hints(dictionary: AliasDi
     assert kwargs["response_format"]["type"] == "json_schema"
     offered = {h["name"] for h in out["hints"] if h["kind"] == "symbol"}
     assert set(schema["properties"]["symbols"]["items"]["enum"]) == offered
-    assert schema["properties"]["intent"]["enum"] == ["locate_symbol", "explain_behavior", "how_to", "debug"]
+    assert schema["properties"]["intent"]["enum"] == ["locate_symbol", "explain_behavior", "how_to", "debug", "usage"]
     assert schema["additionalProperties"] is False
 
     generator = FakeChatGenerator(answer=FAITHFUL)

@@ -80,7 +80,8 @@ LAZY_IMPORTS = {
 # server starts in ~0.1 s instead of the pipelines' ~2 s import.
 # The warm server's starter and the CLI's texts run on that fast path too (`serving/warm.py` imports the server
 # only in the detached server process; `presentation.py` the vector count only when an answer has one to show).
-LAZY_MODULES = {"cli.py", "serving/warm.py", "presentation.py"}
+# `code-alias callers / callees / impact` too: a server's answer needs the discovery module alone (`graph_cli.py`).
+LAZY_MODULES = {"cli.py", "serving/warm.py", "presentation.py", "graph_cli.py"}
 
 
 def _module_name(path: Path) -> str:

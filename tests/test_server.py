@@ -33,7 +33,16 @@ import httpx  # a dependency of hayhooks
 REPO = Path(__file__).resolve().parents[1]
 TOKEN = "test-token-4f1c"
 AUTH = {"authorization": f"Bearer {TOKEN}"}
-NAMES = ("code_alias_ask", "code_alias_rewrite", "code_alias_autocomplete", "code_alias_status", "code_alias_sync")
+NAMES = (
+    "code_alias_ask",
+    "code_alias_rewrite",
+    "code_alias_autocomplete",
+    "code_alias_status",
+    "code_alias_sync",
+    "code_alias_callers",
+    "code_alias_callees",
+    "code_alias_impact",
+)
 STARTUP_SECONDS = 180.0
 CLI = [sys.executable, "-m", "haystack_integrations.components.code_alias.cli"]
 RETRY_QUESTION = "where's the payments retry helper?"
@@ -187,7 +196,7 @@ def test_serves_our_deployments(client: httpx.Client) -> None:
     status = client.post("/code_alias_status/run", json={}).json()["result"]
     assert status["ready"] is True and status["documents"] > 0
     paths = set(client.get("/openapi.json").json()["paths"])
-    chat_and_page = {"/v1/models", "/v1/chat/completions", "/page/info", "/page/ask"}  # the page's files: unlisted
+    chat_and_page = {"/v1/models", "/v1/chat/completions", "/page/info", "/page/ask", "/page/graph"}  # files unlisted
     assert paths == {f"/{name}/run" for name in NAMES} | {"/status"} | chat_and_page
 
 
@@ -248,7 +257,13 @@ def test_mcp_lists_only_our_tools_and_refuses_deploy(served: Served) -> None:
         return tools, deploy, undeploy, ask, bad
 
     tools, deploy, undeploy, ask, bad = mcp_call(served, calls)
-    assert sorted(tools) == ["code_alias_ask", "code_alias_rewrite"]
+    assert sorted(tools) == [
+        "code_alias_ask",
+        "code_alias_callees",
+        "code_alias_callers",
+        "code_alias_impact",
+        "code_alias_rewrite",
+    ]
     for refused in (deploy, undeploy):
         assert refused.isError and "unknown tool" in refused.content[0].text
     assert not served.marker.exists()

@@ -424,12 +424,65 @@ def test_one_comment_above_two_declarators_goes_to_the_first() -> None:
     assert [c.content.startswith("/** Two helpers. */") for c in chunks] == [False, True, False]
 
 
-def test_python_chunks_keep_comments_where_they_were() -> None:
-    text = "import os\n\n# Retries the charge.\ndef charge_with_retry(call):\n    return call()\n"
-    symbols = extract_symbols(text, "python", "retry.py")
-    assert symbols[0].docstring == "Retries the charge."
-    module, function = chunk_file(text, symbols)
-    assert "# Retries the charge." in module.content and function.start_line == 4
+@pytest.mark.parametrize(
+    ("language", "path", "text", "name", "comment"),
+    [
+        (
+            "python",
+            "retry.py",
+            "import os\n\n# Retries the charge.\n@traced\ndef charge_with_retry(call):\n    return call()\n",
+            "charge_with_retry",
+            "# Retries the charge.",
+        ),
+        (
+            "python",
+            "retry.py",
+            'X = 1\n\n# Retries the charge.\n# (twice)\ndef charge_with_retry(call):\n    """Doc."""\n    return 1\n',
+            "charge_with_retry",
+            "# Retries the charge.\n# (twice)",
+        ),
+        (
+            "go",
+            "pay/retry.go",
+            "package pay\n\n// ChargeWithRetry retries the charge.\nfunc ChargeWithRetry() {}\n",
+            "ChargeWithRetry",
+            "// ChargeWithRetry retries the charge.",
+        ),
+        (
+            "rust",
+            "src/retry.rs",
+            "use x::y;\n\n/// Retries the charge.\n#[inline]\npub fn charge_with_retry() {}\n",
+            "charge_with_retry",
+            "/// Retries the charge.",
+        ),
+        (
+            "java",
+            "src/Retry.java",
+            "package p;\n\n/**\n * Retries the charge.\n */\n@Service\npublic class Retry {\n}\n",
+            "Retry",
+            "/**\n * Retries the charge.\n */",
+        ),
+    ],
+)
+def test_the_comment_above_a_definition_joins_its_chunk_in_every_language(
+    language: str, path: str, text: str, name: str, comment: str
+) -> None:
+    # Issue 43: JSDoc, `///`, Go doc comments, Javadoc above annotations, a `#` block above a Python decorator.
+    symbols = extract_symbols(text, language, path)
+    definition = next(s for s in symbols if s.name == name)
+    chunks = chunk_file(text, symbols)
+    own = next(c for c in chunks if c.symbol == name)
+    assert own.content.startswith(comment) and own.start_line == definition.start_line
+    assert own.comment_lines == comment.count("\n") + 1 == definition.start_line - (definition.comment_line or 0)
+    assert all(comment.splitlines()[0] not in c.content for c in chunks if c is not own)
+
+
+def test_a_java_method_javadoc_leaves_its_class_chunk() -> None:
+    text = "public class Pay {\n    /** Refunds in full. */\n    @Override\n    public void refund() {}\n}\n"
+    symbols = extract_symbols(text, "java", "Pay.java")
+    chunks = {c.symbol: c for c in chunk_file(text, symbols)}
+    assert chunks["refund"].content.startswith("    /** Refunds in full. */\n    @Override")
+    assert "Refunds" not in chunks["Pay"].content and "    @Override" in chunks["Pay"].content
 
 
 def test_doc_words_of_a_documented_export_reach_the_dictionary_and_its_chunk(tmp_path: Path) -> None:

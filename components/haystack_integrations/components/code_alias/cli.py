@@ -26,6 +26,7 @@ EXIT_ERROR = 2
 SNIPPET_LINES = 8  # `answer_view.SNIPPET_LINES`, here without its imports (the parser is built on every command)
 MAX_CODE_LINES = 40  # `serving.service.CODE_LINES_RANGE`'s end
 SERVER_ENV = "CODE_ALIAS_SERVER"  # `code-alias ask` sends questions to this running `code-alias serve`
+_GRAPH_COMMANDS = ("callers", "callees", "impact")
 EXIT_BROKEN_PIPE = 141  # what a shell reports for a command ended by SIGPIPE (128 + 13), as `git log | head` does
 
 
@@ -171,6 +172,10 @@ def _parser() -> argparse.ArgumentParser:
     complete.add_argument("prefix")
     complete.add_argument("--limit", type=int, default=10)
 
+    from .graph_cli import add_graph_commands  # the reference graph's commands (`graph_cli.py`)
+
+    add_graph_commands(commands, common)
+
     sync = commands.add_parser(
         "sync", parents=[common], help="refresh the index from the working tree (for cron; as a push webhook does)"
     )
@@ -225,7 +230,7 @@ def _choose_index_dir(args: argparse.Namespace) -> str | None:
         return note
     args.index_dir = DEFAULT_INDEX_DIR
     asks_a_server = args.command == "ask" and bool(args.server)  # the server has its own index
-    if args.command in ("ask", "dict", "status", "sync", "embed") and not asks_a_server:
+    if args.command in ("ask", "dict", "status", "sync", "embed", *_GRAPH_COMMANDS) and not asks_a_server:
         raise ValueError(
             f"no index found in {here} or its parent folders; build one with `code-alias index PATH` (it is written "
             f"to PATH/{DEFAULT_INDEX_DIR} and found from anywhere inside PATH), or give --index-dir / ${INDEX_DIR_ENV}"
@@ -451,15 +456,17 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     for key in ("files", "symbols"):
         if isinstance(payload.get(key), list):
             payload[key] = [{**item, "rank": place} for place, item in enumerate(payload[key], 1)]
+    from .graph_cli import with_usage
     from .presentation import add_locations
 
+    payload = with_usage(payload, args.index_dir) if not args.server else payload
     add_locations(payload, Path(args.index_dir).expanduser().resolve())
     if args.json:
         _emit(args, payload, "")
         return 0
     from .terminal import console_for, render_answer
 
-    render_answer(payload, console_for(sys.stdout), code=bool(args.code))
+    render_answer(payload, console_for(sys.stdout), code=bool(args.code))  # with `usage`: the graph's part
     return 0
 
 
@@ -737,6 +744,12 @@ def _warm_server_record(folder: Path) -> dict[str, Any] | None:
     return None if peer is None else {"pid": peer.pid, "kind": peer.kind, "address": peer.address}
 
 
+def _cmd_graph(args: argparse.Namespace) -> int:
+    from .graph_cli import run_graph_command
+
+    return run_graph_command(args)
+
+
 def _cmd_bench(args: argparse.Namespace) -> int:
     from .evaluation.cli import bench_main
 
@@ -774,6 +787,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     handlers = {"index": _cmd_index, "ask": _cmd_ask, "dict": _cmd_dict, "bench": _cmd_bench, "serve": _cmd_serve}
     handlers.update(sync=_cmd_sync, status=_cmd_status, embed=_cmd_embed)
+    handlers.update(dict.fromkeys(_GRAPH_COMMANDS, _cmd_graph))
     try:
         note = _choose_index_dir(args)
         if note:

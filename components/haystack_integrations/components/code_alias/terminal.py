@@ -27,6 +27,8 @@ from .answer_view import (
     line_matches,
     match_terms,
 )
+from .core.graph_text import answer_text as graph_answer_text
+from .core.graph_text import usage_title
 from .presentation import display_name, footer_parts, short_reason
 
 #: Widest name and path columns kept aligned; a longer one pushes its own line only.
@@ -162,8 +164,9 @@ def _code_lines(code: dict[str, Any], terms: MatchTerms, console: Console) -> li
 def render_answer(payload: dict[str, Any], console: Console, *, code: bool = False) -> None:
     """
     Print an ask answer: the ranked symbols (repeats of a name in one file folded under the first), the snippet of
-    each with `code`, then a dim footer (the rewrite, the retrieval, who answered). Without a confident match it
-    says so and shows only the closest places, marked weak.
+    each with `code`, then the reference graph's callers or impact of the symbol asked about when the answer has
+    them (`usage`: a usage question), then a dim footer (the rewrite, the retrieval, who answered). Without a
+    confident match it says so and shows only the closest places, marked weak.
     """
     symbols: list[dict[str, Any]] = list(payload.get("symbols") or [])
     weak = abstained(payload)
@@ -182,6 +185,12 @@ def render_answer(payload: dict[str, Any], console: Console, *, code: bool = Fal
                 console.print(line, no_wrap=True, overflow="ellipsis")
     if not symbols:
         console.print(Text("No definition answers this; try other words or a name from the code.", style="yellow"))
+    usage = payload.get("usage")
+    if usage:
+        console.print()
+        console.print(Text(usage_title(usage), style="bold"))
+        for row in graph_answer_text(usage, usage["kind"]).splitlines():
+            console.print(Text(row), overflow="fold", crop=False)
     footer = Text(" · ".join(footer_parts(payload)), style="dim")
     console.print(footer, overflow="fold")
 

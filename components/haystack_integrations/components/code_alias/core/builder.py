@@ -37,12 +37,13 @@ from .model import (
     FileRecord,
     PackageEntry,
     PackageInfo,
+    Reference,
     Skipped,
     SymbolDef,
     SymbolEntry,
 )
 from .reexports import ReexportLinks, link_reexports
-from .symbols import LANGUAGE_BY_EXTENSION, extract_symbols, language_for_path
+from .symbols import LANGUAGE_BY_EXTENSION, extract_file, language_for_path
 from .testfiles import is_fixture_file
 from .walker import UnsafePathError, WalkConfig, WalkEntry, read_text_file, resolve_inside, walk_repository
 
@@ -154,24 +155,41 @@ def _read_and_parse_one(job: tuple[WalkEntry, str, FileRecord | None, int]) -> t
     return entry.rel_path, record, True
 
 
+def _shipped(
+    job: tuple[WalkEntry, str, FileRecord | None, int],
+) -> tuple[str, FileRecord, bool, list[tuple[Any, ...]]]:
+    """`_read_and_parse_one` in a worker process: the references travel back as plain tuples (pickled several times
+    faster than named tuples: 0.12 s against 0.02 s for Django's 40k), made `Reference`s again by the parent."""
+    rel_path, record, parsed = _read_and_parse_one(job)
+    references = [tuple(reference) for reference in record.references]
+    record.references = []
+    return rel_path, record, parsed, references
+
+
 def _reusable(record: FileRecord) -> bool:
     """Whether an unchanged file's previous parse stands: it parsed, or it had too many definitions (`TEXT_ONLY`)."""
     return record.error is None or record.error.endswith(TEXT_ONLY)
 
 
 def _parsed_record(text: str, digest: str, size: int, mtime_ns: int, language: str, rel_path: str) -> FileRecord:
-    """A parsed file's record; a file of too many definitions keeps none, and says so (`too_many_definitions`)."""
-    symbols = extract_symbols(text, language, rel_path)
-    too_many = too_many_definitions(len(symbols))
-    return FileRecord(
+    """
+    A parsed file's record: its definitions and references (one parse: `extract_file`). A file of too many
+    definitions keeps neither, and says so (`too_many_definitions`).
+    """
+    extracted = extract_file(text, language, rel_path)
+    too_many = too_many_definitions(len(extracted.symbols))
+    record = FileRecord(
         sha256=digest,
         size=size,
         mtime_ns=mtime_ns,
         language=language,
-        symbols=[] if too_many else symbols,
+        symbols=[] if too_many else extracted.symbols,
         error=too_many,
         extractor=EXTRACTOR_VERSION,
     )
+    # The extractor's own records, assigned as they are: validating 40k references of Django took 0.12 s of a build.
+    record.references = [] if too_many else extracted.references
+    return record
 
 
 @lru_cache(maxsize=100_000)
@@ -413,10 +431,12 @@ class DictionaryBuilder:
             # Parsing is CPU-bound C code that holds the GIL: only processes use the second core.
             context = multiprocessing.get_context("fork")
             with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-                for result in pool.map(_read_and_parse_one, jobs, chunksize=max(8, len(jobs) // (workers * 8))):
+                chunks = max(8, len(jobs) // (workers * 8))
+                for rel_path, record, parsed, references in pool.map(_shipped, jobs, chunksize=chunks):
+                    record.references = list(map(Reference._make, references))
                     done += 1
                     self._report(done, len(jobs))
-                    yield result
+                    yield rel_path, record, parsed
             return
         for job in jobs:
             done += 1

@@ -10,12 +10,14 @@ long function or module (axios's 525-line ``httpAdapter``, a ``describe`` block 
 searchable. The first part keeps the definition's whole line span (it is where the symbol is shown); each later
 part carries the lines it holds and ``part`` >= 1.
 
-A JavaScript / TypeScript doc comment (a `/** ... */` or `//` block right above a definition, which the extractor
-reads as its docstring but leaves out of its span) belongs to the definition's chunk: the chunk's text starts with
-the comment, and the enclosing class or module chunk keeps only the definition's signature line. Otherwise a
-documented `export function` would leave its words in the file's module chunk, where the symbol is not. The
-chunk's `start_line` stays the definition's own (where the symbol is shown: "path:line of the definition", as the
-dictionary has it); `comment_lines` says how many lines of comment its text starts with, above that line.
+The comment block right above a definition (which the extractor leaves out of its span and records as its
+`comment_line`: a JSDoc above `export function` or `export default class`, Rust's and Go's `///` / `//` doc comments
+above attributes, a Javadoc above annotations, a `#` block above a Python decorator) belongs to the definition's
+chunk: the chunk's text starts with the comment, and the enclosing class or module chunk keeps only the
+definition's signature line. Otherwise a documented definition would leave its words in the module chunk, where the
+symbol is not. The chunk's `start_line` stays the definition's own (where the symbol is shown: "path:line of the
+definition", as the dictionary has it); `comment_lines` says how many lines of comment its text starts with, above
+that line.
 """
 
 from __future__ import annotations
@@ -25,7 +27,6 @@ from dataclasses import dataclass, field
 
 from .line_runs import encode_line_runs, runs_needed
 from .model import SymbolDef
-from .symbols import doc_comment_text
 
 # Kinds that become chunks of their own; constants and variables stay in their parent's chunk.
 CHUNK_KINDS = frozenset({"function", "method", "class", "interface", "struct", "enum", "trait", "type"})
@@ -41,11 +42,9 @@ MAX_DEFINITIONS_PER_FILE = 5_000
 TEXT_ONLY = "indexed as text, without its definitions"
 # Bump when `chunk_file` cuts the same file and symbols differently: an index sync then re-splits every file whose
 # stored chunks carry another version (2: a definition longer than max_lines is cut into parts, not truncated;
-# 3: a JavaScript / TypeScript doc comment moves from the enclosing chunk into the definition's).
-CHUNKER_VERSION = 3
-# Languages whose doc comment sits above a definition, outside the span tree-sitter gives it. Python's docstring is
-# inside the body already (its `#` comment blocks above a `def` stay in the enclosing chunk).
-DOC_COMMENT_LANGUAGES = frozenset({"javascript", "typescript", "tsx", "vue"})
+# 3: a JavaScript / TypeScript doc comment moves from the enclosing chunk into the definition's; 4: so does the
+# comment above a definition in every language, as the extractor's `comment_line` says).
+CHUNKER_VERSION = 4
 # A declaration file's comments document an API implemented elsewhere: in the declarations' chunks their prose
 # outranked the implementation a question is about (JS/TS set, BM25: file Acc@1 -3.0 on all four rows, immutable's
 # `Collection.slice` of `immutable.d.ts` over `sliceFactory`), so they stay in the module chunk.
@@ -129,65 +128,22 @@ def chunk_file(text: str, symbols: list[SymbolDef], *, max_lines: int = MAX_CHUN
 
 def _doc_comments(lines: list[str], definitions: list[SymbolDef]) -> dict[int, range]:
     """
-    The lines of the doc comment right above each documented JavaScript / TypeScript definition, keyed by `id()`.
-
-    The extractor found the comment and made the docstring of it; the lines taken are the `//` lines and
-    `/* ... */` blocks right above the definition whose text, cleaned the way the extractor cleans it, is that
-    docstring (so a comment after code, an inner `//!` comment or one past a blank line, which the extractor
-    skips, stays where it is). Lines another definition already took (`export const a = () => 1, b = () => 2`
+    The lines of the comment block right above each definition that has one (`SymbolDef.comment_line`, as the
+    extractor found it: no blank line between, not a trailing comment of the code before, not an inner `//!`
+    comment), keyed by `id()`. Lines another definition already took (`export const a = () => 1, b = () => 2`
     documents both) stay with the first.
     """
     docs: dict[int, range] = {}
     claimed: set[int] = set()
     for definition in definitions:
-        if (
-            definition.language not in DOC_COMMENT_LANGUAGES
-            or not definition.docstring
-            or _DECLARATION_FILE.search(definition.file_path)
-        ):
+        top = definition.comment_line
+        if top is None or not 1 <= top < definition.start_line or _DECLARATION_FILE.search(definition.file_path):
             continue
-        doc = next(
-            (
-                range(top, definition.start_line)
-                for top in reversed(_comment_tops(lines, definition.start_line))
-                if doc_comment_text("\n".join(lines[top - 1 : definition.start_line - 1])) == definition.docstring
-            ),
-            range(0),
-        )
+        doc = range(top, min(definition.start_line, len(lines) + 1))
         if doc and not claimed.intersection(doc):
             docs[id(definition)] = doc
             claimed.update(doc)
     return docs
-
-
-def _comment_tops(lines: list[str], start: int) -> list[int]:
-    """
-    The first lines of the comments stacked right above line `start` (1-based), nearest first: each `//` line, and
-    each `/* ... */` block's opening line. Stops at a blank line or code.
-    """
-    tops: list[int] = []
-    row = start - 1
-    while row >= 1:
-        text = lines[row - 1].strip()
-        if text.startswith("//"):
-            tops.append(row)
-            row -= 1
-            continue
-        if not text.endswith("*/"):
-            break
-        opening = row
-        while opening >= 1:
-            inner = lines[opening - 1].strip()
-            if inner.startswith("/*"):
-                break
-            if "/*" in inner and not inner.startswith("*"):
-                return tops  # the block opens after code on its line (`x = 1; /* note`): not a doc comment
-            opening -= 1
-        if opening < 1:
-            break
-        tops.append(opening)
-        row = opening - 1
-    return tops
 
 
 def _without_docs(

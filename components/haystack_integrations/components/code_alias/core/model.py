@@ -12,7 +12,7 @@ import os
 import tempfile
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -20,11 +20,40 @@ from ..errors import CodeAliasError
 
 SCHEMA_VERSION = 1
 # Bump when extraction or alias derivation changes what a file yields, so cached versions differ.
-EXTRACTOR_VERSION = 3  # 3: `import { a } from "./x"; export { a as b }` is a re-export record
+# 3: `import { a } from "./x"; export { a as b }` is a re-export record; 4: references (the reference graph), each
+# definition's leading comment line, Go / Rust / Java definitions from tag queries.
+EXTRACTOR_VERSION = 4
 
 SymbolKind = Literal[
     "function", "method", "class", "interface", "struct", "enum", "trait", "type", "constant", "variable", "module"
 ]
+
+
+class Reference(NamedTuple):
+    """
+    One use of a name in a source file, as the tag queries find it (`core/references.py`); the reference graph
+    (`core/graph.py`) resolves it to a definition.
+
+    `kind` is one of:
+
+    - `call`: a call of `name` (`f()`, `obj.f()`, a decorator, a JSX element, a macro); `new`: `new Name()`, Java's
+      `new Name()` and Rust's `Name { .. }` (an instance made);
+    - `type`: `name` used as a type (annotations, declarations); `inherit`: a base class or an implemented interface
+      or trait;
+    - `import`: the file binds `binding` to `name` of the module `qualifier` (`name` "" = the module itself, "*" =
+      all its names); `reexport`: the file exports `name` of the module `qualifier` as `binding` ("*" = all);
+    - `bind`: the variable `name` holds a `qualifier` (`x = Foo()`, `Foo x`, `x: Foo`, a Go receiver), so that
+      `x.f()` can be resolved to `Foo.f`.
+
+    `qualifier` of a call or type is the receiver or path written before the name, dot-separated (`self`,
+    `utils`, `a.b`, `crate.util`; "?" when it is an expression such as a call's result); "" when there is none.
+    """
+
+    kind: str
+    name: str
+    line: int
+    qualifier: str = ""
+    binding: str = ""
 
 
 class DictionaryError(CodeAliasError):
@@ -54,6 +83,11 @@ class SymbolDef(BaseModel):
         default=None,
         description="a re-export (`export { a as b } from './x'`): the module specifier; the definition's own name "
         "is the first alias, and the dictionary links the public name to the definition when it resolves",
+    )
+    comment_line: int | None = Field(
+        default=None,
+        description="1-based first line of the comment block directly above the definition (outside its span: a "
+        "JSDoc, `///`, Javadoc, Go doc comment or a `#` block above a decorator), which its chunk includes",
     )
 
 
@@ -91,6 +125,9 @@ class FileRecord(BaseModel):
     error: str | None = Field(default=None, description="why the file was skipped, if it was")
     extractor: int = Field(
         default=0, description="the EXTRACTOR_VERSION that parsed it (0: a build older than this field)"
+    )
+    references: list[Reference] = Field(
+        default_factory=list, description="the uses of names in the file (calls, types, imports...), for the graph"
     )
 
     @property

@@ -15,11 +15,23 @@ from pydantic import BaseModel, Field
 from .hints import Hint, evidence_kinds
 from .identifiers import identifier_phrase
 
-Intent = Literal["locate_symbol", "explain_behavior", "how_to", "debug"]
+Intent = Literal["locate_symbol", "explain_behavior", "how_to", "debug", "usage"]
 INTENTS: tuple[str, ...] = get_args(Intent)
 
-# First matching rule wins; ordered from the most specific signal to the least.
+# First matching rule wins; ordered from the most specific signal to the least. `usage` (who calls or uses a name,
+# what a change of it breaks) is answered from the reference graph (`core/graph_answers.py`) beside the search.
 _INTENT_RULES: tuple[tuple[Intent, re.Pattern[str]], ...] = (
+    (
+        "usage",
+        re.compile(
+            r"\b(who (calls|uses|invokes|references|imports|instantiates|subclasses|depends on)|"
+            r"what (calls|uses|invokes|references|depends on|would break|will break|breaks|is affected)|"
+            r"(where|how often) (is|are|does|do) .{1,80}? (called|used|invoked|referenced|instantiated|imported)|"
+            r"callers? of|call ?sites? of|usages of|uses of|(is|are) .{1,80}? (called|used) (anywhere|elsewhere)|"
+            r"breaks? if|(impact|blast radius) of (changing|removing|renaming|a change)|affected (by|if))\b",
+            re.I,
+        ),
+    ),
     (
         "debug",
         re.compile(
@@ -51,8 +63,8 @@ class Rewrite(BaseModel):
 
 def classify_intent(question: str) -> Intent:
     """
-    Rule-based intent: `debug` for errors and failures, `how_to` for "how do I", `explain_behavior` for
-    "what/why/how does", otherwise `locate_symbol`.
+    Rule-based intent: `usage` for who calls / uses a name and what a change of it breaks, `debug` for errors and
+    failures, `how_to` for "how do I", `explain_behavior` for "what/why/how does", otherwise `locate_symbol`.
     """
     for intent, pattern in _INTENT_RULES:
         if pattern.search(question):

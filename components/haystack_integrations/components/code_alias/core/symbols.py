@@ -61,22 +61,36 @@ What "exported" means, per language (a member is exported only when its enclosin
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import re
 import threading
+from dataclasses import dataclass
 from functools import cache
 from pathlib import PurePosixPath
 
 from tree_sitter import Language, Node, Parser, Tree
 
-from haystack_integrations.components.code_alias.core.model import SymbolDef, SymbolKind
+from .extraction import (
+    COMMENT_TYPES,
+    MAX_DOC_CHARS,
+    UPPER_CASE_RE,
+    Extractor,
+    body_hash,
+    field_text,
+    python_string,
+)
+from .model import Reference, SymbolDef, SymbolKind
+from .references import collect_references
+from .tag_definitions import define_from_tags
+from .tags import run_tags, tag_query
 
 __all__ = [
     "LANGUAGE_BY_EXTENSION",
+    "MAX_DOC_CHARS",
     "SUPPORTED_LANGUAGES",
+    "FileExtraction",
     "body_hash",
-    "doc_comment_text",
+    "extract_file",
     "extract_symbols",
     "language_for_path",
     "module_name_for",
@@ -111,18 +125,10 @@ _GRAMMARS: dict[str, tuple[str, str]] = {
 # Languages read through another grammar: a `.vue` file's `<script>` blocks are JavaScript or TypeScript.
 _EMBEDDING_LANGUAGES = frozenset({"vue"})
 SUPPORTED_LANGUAGES: frozenset[str] = frozenset(_GRAMMARS) | _EMBEDDING_LANGUAGES
+# Languages whose definitions come from the tag queries (`tag_definitions.py`); the others have walkers below.
+_TAG_DEFINED = frozenset({"go", "rust", "java"})
 
-MAX_DOC_CHARS = 500
-
-_UPPER_CASE_RE = re.compile(r"_*[A-Z][A-Z0-9_]*")
-_COMMENT_PREFIX_RE = re.compile(r"^\s*(?:/\*+!?|\*+(?!/)|//+!?|#+)")
-_COMMENT_SUFFIX_RE = re.compile(r"\*+/\s*$")
 _JAVA_PACKAGE_RE = re.compile(r"^\s*package\s+([A-Za-z_$][\w$]*(?:\s*\.\s*[A-Za-z_$][\w$]*)*)\s*;", re.MULTILINE)
-# Bytes that continue an identifier: ASCII word characters, `$`, and any UTF-8 multi-byte sequence.
-_IDENT_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_$") | frozenset(
-    range(0x80, 0x100)
-)
-_NAME_PLACEHOLDER = b"\x00"
 
 _PY_CLAUSES = frozenset({"elif_clause", "else_clause", "except_clause", "except_group_clause", "finally_clause"})
 _PY_COMPOUND = frozenset({"if_statement", "try_statement", "with_statement"})
@@ -130,9 +136,6 @@ _JS_FUNCTION_VALUES = frozenset(
     {"arrow_function", "function_expression", "function", "generator_function", "generator_function_expression"}
 )
 _JS_CLASS_VALUES = frozenset({"class"})
-_COMMENT_TYPES = frozenset({"comment", "line_comment", "block_comment"})
-# Siblings that belong to the definition that follows them (decorators and attributes).
-_SPAN_EXTENDERS = frozenset({"decorator", "attribute_item"})
 
 _thread_state = threading.local()
 
@@ -238,13 +241,21 @@ def _parser(language: str) -> Parser:
 
 
 # ---- public entry point --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class FileExtraction:
+    """What one parse of a file yields: its definitions and the uses of names in it (`references`)."""
+
+    symbols: list[SymbolDef]
+    references: list[Reference]
+
+
 def extract_symbols(text: str, language: str, file_path: str) -> list[SymbolDef]:
     """
     The definitions of one source file.
 
     Line spans are 1-based and inclusive; they start at a definition's decorators / attributes but not at its
-    leading comment. `body_hash` hashes the definition's text with its own name masked and whitespace
-    collapsed, so a pure rename keeps it.
+    leading comment (`comment_line` says where that starts). `body_hash` hashes the definition's text with its
+    own name masked and whitespace collapsed, so a pure rename keeps it.
 
     :param text: The file's source.
     :param language: One of `SUPPORTED_LANGUAGES` (see `language_for_path`).
@@ -252,18 +263,42 @@ def extract_symbols(text: str, language: str, file_path: str) -> list[SymbolDef]
     :returns: The definitions in source order (containers before their members).
     :raises ValueError: `language` is not supported.
     """
+    return extract_file(text, language, file_path, references=False).symbols
+
+
+def extract_file(text: str, language: str, file_path: str, *, references: bool = True) -> FileExtraction:
+    """
+    The definitions of one source file (as `extract_symbols`) and, from the same parse, its references: the calls,
+    type uses, base classes, imports and typed variables that the tag queries find (`core/references.py`).
+
+    :param references: False: the definitions alone (the tag query is then run only for Go, Rust and Java, whose
+        definitions come from it).
+    :raises ValueError: `language` is not supported.
+    """
     _check_language(language)
     source = text.encode("utf-8", "surrogatepass")
     module = module_name_for(file_path, language)
+    extractor = Extractor(source, language, file_path, module)
     if language == "vue":
-        return _extract_vue(source, file_path, module)
-    tree = _parser(language).parse(source)
-    if language == "javascript" and tree.root_node.has_error:
-        tree = _flow_tree(source, tree)
-    extractor = _Extractor(source, language, file_path, module)
-    walk = _WALKERS[language]
-    walk(extractor, tree.root_node)
-    return extractor.finish()
+        source, grammar = _vue_tree(source)
+        tree = _parser(grammar).parse(source)
+        extractor.source = source
+        _vue_component(extractor, tree.root_node, file_path)
+    else:
+        grammar = language
+        tree = _parser(language).parse(source)
+        if language == "javascript" and tree.root_node.has_error:
+            tree, grammar = _flow_tree(source, tree)
+    root = tree.root_node
+    defined_by_tags = language in _TAG_DEFINED
+    query = tag_query(grammar, _language(grammar), definitions=defined_by_tags)
+    tags = run_tags(query, root) if references or defined_by_tags else []
+    if language in _TAG_DEFINED:
+        define_from_tags(extractor, root, tags)
+    else:
+        _WALKERS[language](extractor, root)
+    found = collect_references(tags, source, grammar) if references else []
+    return FileExtraction(extractor.finish(), found)
 
 
 def _error_count(node: Node, limit: int = 1_000) -> int:
@@ -279,352 +314,43 @@ def _error_count(node: Node, limit: int = 1_000) -> int:
     return count
 
 
-def _flow_tree(source: bytes, tree: Tree) -> Tree:
+def _flow_tree(source: bytes, tree: Tree) -> tuple[Tree, str]:
     """
-    The best parse of a JavaScript file the JavaScript grammar fails on: Flow-typed code (`// @flow`: babel's
-    parser, React) reads as TypeScript almost everywhere. The TypeScript and TSX grammars are tried, and the tree
-    with the fewest syntax errors wins (ties go to the JavaScript grammar).
+    The best parse of a JavaScript file the JavaScript grammar fails on, and its grammar: Flow-typed code
+    (`// @flow`: babel's parser, React) reads as TypeScript almost everywhere. The TypeScript and TSX grammars are
+    tried, and the tree with the fewest syntax errors wins (ties go to the JavaScript grammar).
     """
-    best, best_errors = tree, _error_count(tree.root_node)
+    best, best_grammar, best_errors = tree, "javascript", _error_count(tree.root_node)
     for grammar in ("typescript", "tsx"):
         candidate = _parser(grammar).parse(source)
         errors = _error_count(candidate.root_node)
         if errors < best_errors:
-            best, best_errors = candidate, errors
+            best, best_grammar, best_errors = candidate, grammar, errors
         if best_errors == 0:
             break
-    return best
+    return best, best_grammar
 
 
-def _extract_vue(source: bytes, file_path: str, module: str) -> list[SymbolDef]:
-    """A `.vue` single-file component: the component itself (a "class" over the whole file, named after the
-    file) and the definitions of its `<script>` / `<script setup>` blocks, parsed as the `lang` they declare."""
-    blanked, grammar = _vue_tree(source)
-    tree = _parser(grammar).parse(blanked)
-    extractor = _Extractor(blanked, "vue", file_path, module)
+def _vue_component(extractor: Extractor, root: Node, file_path: str) -> None:
+    """A `.vue` single-file component itself: a "class" over the whole file, named after the file (its
+    `<script>` / `<script setup>` blocks are read by the JavaScript walker, with the grammar their `lang` names)."""
     component_name = _vue_component_name(file_path)
     if component_name:
-        index = extractor.add(component_name, "class", tree.root_node, exported=True)
+        source = extractor.source
+        index = extractor.add(component_name, "class", root, exported=True)
         record = extractor.defs[index]
         record.start_row, record.start_byte = 0, 0
         record.end_byte = len(source)
         record.end_row = max(0, source.count(b"\n") - (1 if source.endswith(b"\n") else 0))
-    _walk_js(extractor, tree.root_node)
-    return extractor.finish()
-
-
-# ---- extraction state ---------------------------------------------------------------------------------------
-class _Def:
-    """A definition before its export status is final (that can depend on `__all__` or `export {}` later)."""
-
-    __slots__ = (
-        "aliases",
-        "container",
-        "doc",
-        "end_byte",
-        "end_row",
-        "kind",
-        "listed_only",
-        "name",
-        "own_exported",
-        "parent",
-        "reexport_from",
-        "scopes",
-        "signature",
-        "start_byte",
-        "start_row",
-        "top_level",
-    )
-
-    def __init__(
-        self,
-        name: str,
-        kind: SymbolKind,
-        scopes: tuple[str, ...],
-        parent: str | None,
-        container: int | None,
-        own_exported: bool,
-        top_level: bool,
-        listed_only: bool,
-        signature: bool,
-    ) -> None:
-        self.name = name
-        self.kind: SymbolKind = kind
-        self.scopes = scopes
-        self.parent = parent
-        self.container = container
-        self.own_exported = own_exported
-        self.top_level = top_level
-        self.listed_only = listed_only
-        self.signature = signature
-        self.start_row = 0
-        self.end_row = 0
-        self.start_byte = 0
-        self.end_byte = 0
-        self.doc = ""
-        self.aliases: tuple[str, ...] = ()
-        self.reexport_from: str | None = None
-
-
-class _Extractor:
-    """Collects definitions for one file; the per-language walkers below drive it."""
-
-    def __init__(self, source: bytes, language: str, file_path: str, module: str) -> None:
-        self.source = source
-        self.language = language
-        self.file_path = file_path
-        self.module = module
-        self.defs: list[_Def] = []
-        # Python `__all__` (None: the module has none) and whether every part of it was a literal.
-        self.listed: set[str] | None = None
-        self.listed_complete = True
-        # JavaScript: local name -> the public names a renamed export gives it (`export { a as b }`).
-        self.public_names: dict[str, list[str]] = {}
-        # JavaScript: local name of an imported binding -> (its name in the module it comes from, that module's
-        # specifier), so `import { a } from './x'; export { a as b }` reads as `export { a as b } from './x'`.
-        self.imports: dict[str, tuple[str, str]] = {}
-        # JavaScript: inside a `.d.ts` file, `declare global {}` or `declare module "x" {}` (everything public).
-        self.ambient = False
-        # JavaScript: how many function bodies deep the walk is (`_JS_MAX_FUNCTION_DEPTH`).
-        self.function_depth = 0
-        self._top_level: dict[str, int] = {}
-
-    def top_level_index(self, name: str) -> int | None:
-        """The index of the last module-level definition called `name` so far, if any."""
-        return self._top_level.get(name)
-
-    # -- recording ----------------------------------------------------------------------------------------
-    def add(
-        self,
-        name: str,
-        kind: SymbolKind,
-        node: Node,
-        *,
-        scopes: tuple[str, ...] = (),
-        parent: str | None = None,
-        container: int | None = None,
-        exported: bool = True,
-        top_level: bool = False,
-        doc: str = "",
-        listed_only: bool = False,
-        signature: bool = False,
-        comment_anchor: Node | None = None,
-    ) -> int:
-        """
-        Record a definition spanning `node` (plus decorators / attributes right above it).
-
-        :param doc: A docstring; when empty, the leading comment block above the definition is used.
-        :param top_level: Whether a module-level export list (`__all__`, `export {}`) can export it.
-        :param listed_only: Keep it only if that export list names it (plain module-level variables).
-        :param signature: A body-less overload or declaration, dropped when a full definition shares its name.
-        :param comment_anchor: The statement whose leading comment documents `node` when `node` is only part of
-            it (one declarator of `const a = 1, b = 2`); the span is then `node` alone.
-        :returns: The definition's index, to pass as `container` for its members.
-        """
-        record = _Def(name, kind, scopes, parent, container, exported, top_level, listed_only, signature)
-        if comment_anchor is None:
-            start_node, comment = self._leading(node)
-        else:
-            start_node, comment = node, self._leading(comment_anchor)[1]
-        record.start_row = start_node.start_point.row
-        record.start_byte = start_node.start_byte
-        record.end_byte = node.end_byte
-        end = node.end_point
-        # A node that swallows its trailing newline ends at column 0 of the next line.
-        record.end_row = end.row - 1 if end.column == 0 and end.row > record.start_row else end.row
-        record.doc = _clip(doc) if doc else comment
-        self.defs.append(record)
-        if not scopes:
-            self._top_level[name] = len(self.defs) - 1
-        return len(self.defs) - 1
-
-    def _leading(self, node: Node) -> tuple[Node, str]:
-        """The first node of the definition's span (decorators / attributes) and its leading comment block."""
-        start = node
-        top_row = node.start_point.row
-        comments: list[Node] = []
-        sibling = node.prev_named_sibling
-        while sibling is not None:
-            kind = sibling.type
-            if kind not in _COMMENT_TYPES and kind not in _SPAN_EXTENDERS:
-                break
-            if _end_row(sibling) < top_row - 1:
-                sibling = None  # a blank line separates it: not this definition's
-                break
-            if kind in _SPAN_EXTENDERS:
-                if comments:
-                    break  # an attribute above the comment belongs to something else
-                start = sibling
-            else:
-                raw = sibling.text or b""
-                if raw.startswith((b"//!", b"/*!")):
-                    sibling = None  # an inner doc comment documents the enclosing module
-                    break
-                comments.append(sibling)
-            top_row = sibling.start_point.row
-            sibling = sibling.prev_named_sibling
-        if comments and sibling is not None and _end_row(sibling) >= comments[-1].start_point.row:
-            comments.pop()  # a trailing comment of the statement before (`x = 1  # note`)
-        if not comments:
-            return start, ""
-        return start, _clean_comment(b"\n".join(c.text or b"" for c in reversed(comments)))
-
-    def text(self, node: Node | None) -> str:
-        if node is None:
-            return ""
-        return self.source[node.start_byte : node.end_byte].decode("utf-8", "replace")
-
-    # -- finishing -------------------------------------------------------------------------------------------
-    def finish(self) -> list[SymbolDef]:
-        exported = self._resolve_exports()
-        keep = [True] * len(self.defs)
-        seen_assignments: set[str] = set()
-        full_names = {
-            (d.scopes, d.name) for d in self.defs if not d.signature and d.kind in ("function", "method", "class")
-        }
-        for index, record in enumerate(self.defs):
-            if record.listed_only and not self._is_listed(record.name):
-                keep[index] = False
-            elif record.signature and (record.scopes, record.name) in full_names:
-                keep[index] = False  # an overload signature of a function defined in full
-            elif record.kind in ("constant", "variable"):
-                key = ".".join((*record.scopes, record.name))
-                if key in seen_assignments:
-                    keep[index] = False  # re-assigned (if/else branches): the first assignment defines it
-                seen_assignments.add(key)
-        order = sorted(
-            (i for i in range(len(self.defs)) if keep[i]),
-            key=lambda i: (self.defs[i].start_byte, -self.defs[i].end_byte, i),
-        )
-        for record in self.defs:
-            if record.top_level and record.name in self.public_names:
-                record.aliases = tuple(dict.fromkeys((*record.aliases, *self.public_names[record.name])))
-        return [self._symbol(self.defs[i], exported[i]) for i in order]
-
-    def _is_listed(self, name: str) -> bool:
-        return self.listed is not None and name in self.listed
-
-    def _resolve_exports(self) -> list[bool]:
-        resolved: list[bool] = []
-        python = self.language == "python"
-        for record in self.defs:
-            value = record.own_exported
-            if record.top_level:
-                if python and self.listed is not None:
-                    value = record.name in self.listed or (not self.listed_complete and value)
-                elif not python:
-                    value = value or self._is_listed(record.name)
-            if record.container is not None:
-                value = value and resolved[record.container]
-            resolved.append(value)
-        return resolved
-
-    def _symbol(self, record: _Def, exported: bool) -> SymbolDef:
-        body = self.source[record.start_byte : record.end_byte]
-        qualified = ".".join(part for part in (self.module, *record.scopes, record.name) if part)
-        return SymbolDef(
-            name=record.name,
-            kind=record.kind,
-            qualified_name=qualified,
-            file_path=self.file_path,
-            language=self.language,
-            start_line=record.start_row + 1,
-            end_line=max(record.end_row, record.start_row) + 1,
-            exported=exported,
-            docstring=record.doc,
-            parent=record.parent,
-            body_hash=body_hash(body, record.name),
-            aliases=record.aliases,
-            reexport_from=record.reexport_from,
-        )
-
-
-# ---- helpers ---------------------------------------------------------------------------------------------------
-def _end_row(node: Node) -> int:
-    end = node.end_point
-    return end.row - 1 if end.column == 0 and end.row > node.start_point.row else end.row
-
-
-def _clip(text: str) -> str:
-    """Collapse whitespace and cut at a word boundary so the result has at most `MAX_DOC_CHARS` characters."""
-    collapsed = " ".join(text.split())
-    if len(collapsed) <= MAX_DOC_CHARS:
-        return collapsed
-    cut = collapsed[:MAX_DOC_CHARS]
-    space = cut.rfind(" ")
-    return cut[:space] if space > MAX_DOC_CHARS // 2 else cut
-
-
-def _clean_comment(raw: bytes) -> str:
-    """Comment markers (`//`, `///`, `/* */`, `/** */`, leading `*`, `#`) stripped, whitespace collapsed."""
-    lines = []
-    for line in raw.decode("utf-8", "replace").splitlines():
-        line = _COMMENT_SUFFIX_RE.sub("", _COMMENT_PREFIX_RE.sub("", line, count=1), count=1)
-        lines.append(line)
-    return _clip(" ".join(lines))
-
-
-def doc_comment_text(comment: str) -> str:
-    """
-    The docstring the extractor makes of a leading comment block (markers stripped, whitespace collapsed, clipped).
-
-    :param comment: The comment's source lines.
-    """
-    return _clean_comment(comment.encode("utf-8", "surrogatepass"))
-
-
-def _python_string(raw: str) -> str:
-    """The contents of a Python string literal (prefix and quotes removed; escapes kept as written)."""
-    body = raw.lstrip("rRbBuUfF")
-    for quote in ('"""', "'''", '"', "'"):
-        if body.startswith(quote):
-            body = body[len(quote) :]
-            return body[: -len(quote)] if body.endswith(quote) else body
-    return body
-
-
-def body_hash(body: bytes, name: str) -> str:
-    """
-    Hash of a definition's text with its own name masked and whitespace collapsed.
-
-    A pure rename leaves it unchanged; any other edit (outside whitespace) changes it.
-
-    :param body: The definition's source bytes.
-    :param name: The definition's name; every whole-identifier occurrence of it is masked.
-    :returns: The first 16 hex digits of the SHA-1.
-    """
-    masked = _mask_name(body, name.encode("utf-8", "surrogatepass"))
-    return hashlib.sha1(b" ".join(masked.split()), usedforsecurity=False).hexdigest()[:16]
-
-
-def _mask_name(body: bytes, name: bytes) -> bytes:
-    # A split on the name and a boundary check per occurrence: much cheaper than a regex compiled per name.
-    if not name or name not in body:
-        return body
-    pieces = body.split(name)
-    out = [pieces[0]]
-    previous_byte = pieces[0][-1] if pieces[0] else -1
-    for index in range(1, len(pieces)):
-        following = pieces[index]
-        next_byte = following[0] if following else -1
-        whole = previous_byte not in _IDENT_BYTES and next_byte not in _IDENT_BYTES
-        out.append(_NAME_PLACEHOLDER if whole else name)
-        out.append(following)
-        previous_byte = following[-1] if following else name[-1]
-    return b"".join(out)
-
-
-def _field_text(extractor: _Extractor, node: Node, field: str) -> str:
-    return extractor.text(node.child_by_field_name(field))
 
 
 # ---- Python --------------------------------------------------------------------------------------------------
-def _walk_python(ex: _Extractor, root: Node) -> None:
+def _walk_python(ex: Extractor, root: Node) -> None:
     _py_block(ex, root, (), None, None, False)
 
 
 def _py_block(
-    ex: _Extractor, block: Node, scopes: tuple[str, ...], parent: str | None, container: int | None, in_class: bool
+    ex: Extractor, block: Node, scopes: tuple[str, ...], parent: str | None, container: int | None, in_class: bool
 ) -> None:
     for child in block.named_children:
         kind = child.type
@@ -635,7 +361,7 @@ def _py_block(
                 continue
             definition, kind = inner, inner.type
         if kind == "function_definition":
-            name = _field_text(ex, definition, "name")
+            name = field_text(ex, definition, "name")
             if name:
                 ex.add(
                     name,
@@ -649,7 +375,7 @@ def _py_block(
                     doc=_py_docstring(ex, definition),
                 )
         elif kind == "class_definition":
-            name = _field_text(ex, definition, "name")
+            name = field_text(ex, definition, "name")
             body = definition.child_by_field_name("body")
             if name:
                 index = ex.add(
@@ -677,7 +403,7 @@ def _py_block(
 
 
 def _py_compound(
-    ex: _Extractor, node: Node, scopes: tuple[str, ...], parent: str | None, container: int | None, in_class: bool
+    ex: Extractor, node: Node, scopes: tuple[str, ...], parent: str | None, container: int | None, in_class: bool
 ) -> None:
     # Definitions under `if TYPE_CHECKING:` / `try: ... except ImportError:` still belong to the module or class.
     for child in node.named_children:
@@ -691,7 +417,7 @@ def _py_public(name: str) -> bool:
     return not name.startswith("_") or (name.startswith("__") and name.endswith("__") and len(name) > 4)
 
 
-def _py_docstring(ex: _Extractor, definition: Node) -> str:
+def _py_docstring(ex: Extractor, definition: Node) -> str:
     body = definition.child_by_field_name("body")
     if body is None:
         return ""
@@ -701,13 +427,13 @@ def _py_docstring(ex: _Extractor, definition: Node) -> str:
         if statement.type == "expression_statement" and statement.named_child_count == 1:
             string = statement.named_children[0]
             if string.type == "string":
-                return _python_string(ex.text(string))
+                return python_string(ex.text(string))
         return ""
     return ""
 
 
 def _py_assignment(
-    ex: _Extractor, statement: Node, scopes: tuple[str, ...], parent: str | None, container: int | None
+    ex: Extractor, statement: Node, scopes: tuple[str, ...], parent: str | None, container: int | None
 ) -> None:
     if statement.named_child_count != 1:
         return
@@ -726,7 +452,7 @@ def _py_assignment(
                 _py_collect_all(ex, right)
             elif not scopes and annotation.rpartition(".")[2] == "TypeAlias":
                 ex.add(name, "type", statement, exported=_py_public(name), top_level=True)
-            elif _UPPER_CASE_RE.fullmatch(name):
+            elif UPPER_CASE_RE.fullmatch(name):
                 ex.add(
                     name,
                     "constant",
@@ -752,7 +478,7 @@ def _py_targets(left: Node | None) -> list[Node]:
     return []
 
 
-def _py_collect_all(ex: _Extractor, node: Node | None) -> None:
+def _py_collect_all(ex: Extractor, node: Node | None) -> None:
     """Add the string literals of an `__all__` value; anything computed marks the list incomplete."""
     if ex.listed is None:
         ex.listed = set()
@@ -763,7 +489,7 @@ def _py_collect_all(ex: _Extractor, node: Node | None) -> None:
     if kind in ("list", "tuple", "set"):
         for element in node.named_children:
             if element.type == "string":
-                ex.listed.add(_python_string(ex.text(element)))
+                ex.listed.add(python_string(ex.text(element)))
             elif element.type != "comment":
                 ex.listed_complete = False
     elif kind == "binary_operator":
@@ -783,14 +509,14 @@ _JS_WRAPPERS = frozenset({"parenthesized_expression", "as_expression", "satisfie
 _JS_DECLARATION_FILE_RE = re.compile(r"\.d\.[cm]?ts$")
 
 
-def _walk_js(ex: _Extractor, root: Node) -> None:
+def _walk_js(ex: Extractor, root: Node) -> None:
     ex.listed = set()  # local names exported by `export { a, b }`, `export default a`, `module.exports`
     ex.ambient = bool(_JS_DECLARATION_FILE_RE.search(ex.file_path))
     _js_imports(ex, root)
     _js_statements(ex, root, (), None, True)
 
 
-def _js_imports(ex: _Extractor, root: Node) -> None:
+def _js_imports(ex: Extractor, root: Node) -> None:
     """
     The module-level imported bindings: `import { a, b as c } from './x'` (`a` -> `a`, `c` -> `b`) and
     `import d from './x'` (`d` -> `default`). Collected before the walk: imports are hoisted, so an export list may
@@ -809,8 +535,8 @@ def _js_imports(ex: _Extractor, root: Node) -> None:
                     ex.imports[ex.text(binding)] = ("default", specifier)
                 elif binding.type == "named_imports":
                     for item in binding.named_children:
-                        imported = _field_text(ex, item, "name")
-                        local = _field_text(ex, item, "alias") or imported
+                        imported = field_text(ex, item, "name")
+                        local = field_text(ex, item, "alias") or imported
                         if item.type == "import_specifier" and imported and local:
                             ex.imports[local] = (imported, specifier)
 
@@ -835,9 +561,7 @@ def _field_text_raw(node: Node, field: str) -> str:
     return (child.text or b"").decode("utf-8", "replace") if child is not None else ""
 
 
-def _js_statements(
-    ex: _Extractor, block: Node, scopes: tuple[str, ...], container: int | None, top_level: bool
-) -> None:
+def _js_statements(ex: Extractor, block: Node, scopes: tuple[str, ...], container: int | None, top_level: bool) -> None:
     for statement in block.named_children:
         kind = statement.type
         if kind == "export_statement":
@@ -851,12 +575,12 @@ def _js_statements(
                 _js_expression(ex, statement)
             elif ex.ambient and statement.named_child_count:  # `declare module "x" {}` parses as an expression
                 _js_declaration(ex, statement.named_children[0], statement, scopes, container, True, False)
-        elif kind not in _COMMENT_TYPES:
+        elif kind not in COMMENT_TYPES:
             _js_declaration(ex, statement, statement, scopes, container, ex.ambient, top_level)
 
 
 def _js_declaration(
-    ex: _Extractor,
+    ex: Extractor,
     node: Node,
     anchor: Node,
     scopes: tuple[str, ...],
@@ -881,7 +605,7 @@ def _js_declaration(
             _js_statements(ex, body, scopes, container, top_level)
             ex.ambient = ambient
         return
-    name = _field_text(ex, node, "name")
+    name = field_text(ex, node, "name")
 
     def emit(kind: SymbolKind, *, signature: bool = False, outer: tuple[str, ...] = ()) -> int:
         return ex.add(
@@ -918,7 +642,7 @@ def _js_declaration(
         _js_variables(ex, node, anchor, scopes, container, exported, top_level)
 
 
-def _js_function_body(ex: _Extractor, function: Node | None, scopes: tuple[str, ...], container: int) -> None:
+def _js_function_body(ex: Extractor, function: Node | None, scopes: tuple[str, ...], container: int) -> None:
     """Functions and classes declared directly in a function's body (closures a factory returns, helpers)."""
     body = function.child_by_field_name("body") if function is not None else None
     if body is None or body.type != "statement_block" or ex.function_depth >= _JS_MAX_FUNCTION_DEPTH:
@@ -935,7 +659,7 @@ def _js_function_body(ex: _Extractor, function: Node | None, scopes: tuple[str, 
 
 
 def _js_variables(
-    ex: _Extractor,
+    ex: Extractor,
     node: Node,
     anchor: Node,
     scopes: tuple[str, ...],
@@ -976,7 +700,7 @@ def _js_variables(
             kind = "function"
         elif value_kind in _JS_CLASS_VALUES:
             kind = "class"
-        elif ex.function_depth or (not exported and not (is_const and _UPPER_CASE_RE.fullmatch(name)) and not methods):
+        elif ex.function_depth or (not exported and not (is_const and UPPER_CASE_RE.fullmatch(name)) and not methods):
             if not top_level:
                 continue
             listed_only = True  # kept only if `export { name }` or `module.exports` names it, maybe further down
@@ -999,7 +723,7 @@ def _js_variables(
             ex.add(method_name, "method", method, scopes=(*scopes, name), parent=name, container=index)
 
 
-def _js_object_methods(ex: _Extractor, obj: Node | None) -> list[tuple[str, Node]]:
+def _js_object_methods(ex: Extractor, obj: Node | None) -> list[tuple[str, Node]]:
     """The function-valued members of an object literal: `{ process() {}, remove: function () {}, f: () => 1 }`."""
     methods: list[tuple[str, Node]] = []
     if obj is None or obj.type != "object":
@@ -1023,7 +747,7 @@ def _js_object_methods(ex: _Extractor, obj: Node | None) -> list[tuple[str, Node
     return methods
 
 
-def _js_class_body(ex: _Extractor, body: Node | None, scopes: tuple[str, ...], parent: str, container: int) -> None:
+def _js_class_body(ex: Extractor, body: Node | None, scopes: tuple[str, ...], parent: str, container: int) -> None:
     if body is None:
         return
     for member in body.named_children:
@@ -1058,7 +782,7 @@ def _js_class_body(ex: _Extractor, body: Node | None, scopes: tuple[str, ...], p
         )
 
 
-def _js_export_names(ex: _Extractor, statement: Node) -> None:
+def _js_export_names(ex: Extractor, statement: Node) -> None:
     """
     `export { a, b as c }`, `export default a` and `export default { a, b }` export the local names a and b.
 
@@ -1073,7 +797,7 @@ def _js_export_names(ex: _Extractor, statement: Node) -> None:
             if child.type != "export_clause":
                 continue
             for item in child.named_children:
-                own, public = _field_text(ex, item, "name"), _field_text(ex, item, "alias")
+                own, public = field_text(ex, item, "name"), field_text(ex, item, "alias")
                 if item.type == "export_specifier" and own and public:
                     _js_reexport(ex, item, statement, public, own, specifier)
         return
@@ -1083,14 +807,14 @@ def _js_export_names(ex: _Extractor, statement: Node) -> None:
     elif value is not None and value.type == "object":  # `export default { isArray, kindOf, merge() {} }`
         _js_listed_object(ex, value, statement)
     elif value is not None and (value.type in _JS_FUNCTION_VALUES or value.type in _JS_CLASS_VALUES):
-        name = _field_text(ex, value, "name")
+        name = field_text(ex, value, "name")
         if name:  # `export default supported && function httpAdapter(config) {}`
             _js_assigned(ex, name, value, statement, (), None, None, True)
     for child in statement.named_children:
         if child.type == "export_clause":
             for item in child.named_children:
                 if item.type == "export_specifier":
-                    own, public = _field_text(ex, item, "name"), _field_text(ex, item, "alias")
+                    own, public = field_text(ex, item, "name"), field_text(ex, item, "alias")
                     ex.listed.add(own)
                     if own in ex.imports:  # `import { a } from './x'; export { a as b }`: a re-export of `a`
                         imported, specifier = ex.imports[own]
@@ -1103,7 +827,7 @@ def _js_export_names(ex: _Extractor, statement: Node) -> None:
             ex.listed.add(ex.text(child))
 
 
-def _js_reexport(ex: _Extractor, item: Node, statement: Node, public: str, own: str, specifier: str) -> None:
+def _js_reexport(ex: Extractor, item: Node, statement: Node, public: str, own: str, specifier: str) -> None:
     """
     A re-export record: `public` is the name this module gives `own` of the module `specifier` names. Only a new
     name makes one (`export { a } from './x'` renames nothing); the dictionary links it to `own` when it resolves.
@@ -1116,7 +840,7 @@ def _js_reexport(ex: _Extractor, item: Node, statement: Node, public: str, own: 
     ex.defs[-1].reexport_from = specifier
 
 
-def _js_listed_object(ex: _Extractor, obj: Node, statement: Node) -> None:
+def _js_listed_object(ex: Extractor, obj: Node, statement: Node) -> None:
     """An exported object literal: its shorthand and identifier members are exported, its methods defined."""
     assert ex.listed is not None
     for entry in obj.named_children:
@@ -1124,7 +848,7 @@ def _js_listed_object(ex: _Extractor, obj: Node, statement: Node) -> None:
             ex.listed.add(ex.text(entry))
         elif entry.type == "pair":
             value = _js_unwrap(entry.child_by_field_name("value"))
-            key = _field_text(ex, entry, "key")
+            key = field_text(ex, entry, "key")
             if value is not None and value.type == "identifier":
                 ex.listed.add(ex.text(value))
                 if key and key != ex.text(value) and key.isidentifier():
@@ -1133,7 +857,7 @@ def _js_listed_object(ex: _Extractor, obj: Node, statement: Node) -> None:
         ex.add(name, "function", method, top_level=True, comment_anchor=None)
 
 
-def _js_expression(ex: _Extractor, statement: Node) -> None:
+def _js_expression(ex: Extractor, statement: Node) -> None:
     """
     Top-level assignments that define or export something.
 
@@ -1157,7 +881,7 @@ def _js_expression(ex: _Extractor, statement: Node) -> None:
         elif right.type == "object":
             _js_listed_object(ex, right, statement)
         elif right.type in _JS_FUNCTION_VALUES or right.type in _JS_CLASS_VALUES:
-            name = _field_text(ex, right, "name")
+            name = field_text(ex, right, "name")
             if name:  # `module.exports = function httpAdapter(config) {}`
                 _js_assigned(ex, name, right, statement, (), None, None, True)
         return
@@ -1173,7 +897,7 @@ def _js_expression(ex: _Extractor, statement: Node) -> None:
     if owner_node is None or property_node is None or property_node.type != "property_identifier":
         return
     member = ex.text(property_node)
-    if owner_node.type == "member_expression" and _field_text(ex, owner_node, "property") == "prototype":
+    if owner_node.type == "member_expression" and field_text(ex, owner_node, "property") == "prototype":
         owner_node = owner_node.child_by_field_name("object")  # `A.prototype.b = ...`
     elif member == "prototype" and right.type == "object" and owner_node.type == "identifier":
         owner = ex.text(owner_node)  # `A.prototype = { b() {}, c: function () {} }`
@@ -1193,7 +917,7 @@ def _js_expression(ex: _Extractor, statement: Node) -> None:
 
 
 def _js_assigned(
-    ex: _Extractor,
+    ex: Extractor,
     name: str,
     value: Node,
     statement: Node,
@@ -1256,267 +980,10 @@ def _vue_component_name(file_path: str) -> str:
     return name if name[:1].isalpha() else ""
 
 
-# ---- Go ---------------------------------------------------------------------------------------------------------
-def _walk_go(ex: _Extractor, root: Node) -> None:
-    for declaration in root.named_children:
-        kind = declaration.type
-        if kind == "function_declaration":
-            name = _field_text(ex, declaration, "name")
-            if name:
-                ex.add(name, "function", declaration, exported=_go_exported(name))
-        elif kind == "method_declaration":
-            name = _field_text(ex, declaration, "name")
-            receiver = _go_receiver(ex, declaration.child_by_field_name("receiver"))
-            if name:
-                ex.add(
-                    name,
-                    "method",
-                    declaration,
-                    scopes=(receiver,) if receiver else (),
-                    parent=receiver or None,
-                    exported=_go_exported(name) and (not receiver or _go_exported(receiver)),
-                )
-        elif kind == "type_declaration":
-            specs = [child for child in declaration.named_children if child.type in ("type_spec", "type_alias")]
-            for spec in specs:
-                _go_type(ex, spec, declaration if len(specs) == 1 else spec)
-        elif kind in ("const_declaration", "var_declaration"):
-            _go_values(ex, declaration, "constant" if kind == "const_declaration" else "variable")
-
-
-def _go_exported(name: str) -> bool:
-    return name[:1].isupper()
-
-
-def _go_receiver(ex: _Extractor, receiver: Node | None) -> str:
-    if receiver is None:
-        return ""
-    for parameter in receiver.named_children:
-        if parameter.type != "parameter_declaration":
-            continue
-        node = parameter.child_by_field_name("type")
-        while node is not None and node.type in ("pointer_type", "generic_type", "parenthesized_type"):
-            node = node.child_by_field_name("type") or (node.named_children[0] if node.named_child_count else None)
-        return ex.text(node) if node is not None and node.type == "type_identifier" else ""
-    return ""
-
-
-def _go_type(ex: _Extractor, spec: Node, span: Node) -> None:
-    name = _field_text(ex, spec, "name")
-    if not name:
-        return
-    type_node = spec.child_by_field_name("type")
-    type_kind = type_node.type if type_node is not None else ""
-    kind: SymbolKind = (
-        "struct" if type_kind == "struct_type" else "interface" if type_kind == "interface_type" else "type"
-    )
-    if spec.type == "type_alias":
-        kind = "type"
-    exported = _go_exported(name)
-    index = ex.add(name, kind, span, exported=exported)
-    if kind == "interface" and type_node is not None:
-        for element in type_node.named_children:
-            if element.type == "method_elem":
-                method = _field_text(ex, element, "name")
-                if method:
-                    ex.add(
-                        method,
-                        "method",
-                        element,
-                        scopes=(name,),
-                        parent=name,
-                        container=index,
-                        exported=_go_exported(method),
-                    )
-
-
-def _go_values(ex: _Extractor, declaration: Node, kind: SymbolKind) -> None:
-    specs: list[Node] = []
-    for child in declaration.named_children:
-        if child.type in ("const_spec", "var_spec"):
-            specs.append(child)
-        elif child.type == "var_spec_list":
-            specs.extend(spec for spec in child.named_children if spec.type == "var_spec")
-    for spec in specs:
-        span = declaration if len(specs) == 1 else spec
-        for name_node in spec.children_by_field_name("name"):
-            name = ex.text(name_node)
-            if _go_exported(name):  # unexported package-level values are implementation detail
-                ex.add(name, kind, span, exported=True)
-
-
-# ---- Rust -------------------------------------------------------------------------------------------------------
-_RUST_ITEMS: dict[str, SymbolKind] = {
-    "function_item": "function",
-    "function_signature_item": "function",
-    "struct_item": "struct",
-    "union_item": "struct",
-    "enum_item": "enum",
-    "type_item": "type",
-    "const_item": "constant",
-    "static_item": "constant",
-}
-
-
-def _walk_rust(ex: _Extractor, root: Node) -> None:
-    _rs_items(ex, root, (), None, "module", None)
-
-
-def _rs_pub(node: Node) -> bool:
-    for child in node.named_children:
-        if child.type == "visibility_modifier":
-            return child.named_child_count == 0 and (child.text or b"").strip() == b"pub"
-    return False
-
-
-def _rs_type_name(ex: _Extractor, node: Node | None) -> str:
-    """`Point<T>`, `&mut Point`, `crate::geo::Point` -> `Point`."""
-    while node is not None and node.type != "type_identifier":
-        if node.type in ("generic_type", "reference_type", "pointer_type"):
-            node = node.child_by_field_name("type")
-        elif node.type == "scoped_type_identifier":
-            node = node.child_by_field_name("name")
-        else:
-            return ""
-    return ex.text(node)
-
-
-def _rs_items(
-    ex: _Extractor,
-    block: Node,
-    scopes: tuple[str, ...],
-    container: int | None,
-    mode: str,
-    parent: str | None,
-) -> None:
-    """Items of a file, `mod {}`, `impl`, `trait` or `extern {}` block; `mode` says which kind of block."""
-    for item in block.named_children:
-        kind = item.type
-        name = _field_text(ex, item, "name")
-        if mode in ("impl", "trait", "trait_impl"):
-            # Trait items and trait-impl methods carry no `pub`: they are as visible as the trait.
-            exported = _rs_pub(item) if mode == "impl" else True
-            if kind in ("function_item", "function_signature_item") and name:
-                ex.add(name, "method", item, scopes=scopes, parent=parent, container=container, exported=exported)
-            elif kind == "const_item" and name:
-                ex.add(name, "constant", item, scopes=scopes, parent=parent, container=container, exported=exported)
-            continue
-        simple = _RUST_ITEMS.get(kind)
-        if simple is not None:
-            if name:
-                if kind == "static_item" and any(child.type == "mutable_specifier" for child in item.named_children):
-                    simple = "variable"
-                ex.add(name, simple, item, scopes=scopes, container=container, exported=_rs_pub(item))
-        elif kind == "trait_item":
-            body = item.child_by_field_name("body")
-            if name:
-                index = ex.add(name, "trait", item, scopes=scopes, container=container, exported=_rs_pub(item))
-                if body is not None:
-                    _rs_items(ex, body, (*scopes, name), index, "trait", name)
-        elif kind == "impl_item":
-            type_name = _rs_type_name(ex, item.child_by_field_name("type"))
-            body = item.child_by_field_name("body")
-            if type_name and body is not None:
-                impl_mode = "trait_impl" if item.child_by_field_name("trait") is not None else "impl"
-                # The type may be defined in another file, so its methods do not inherit its visibility.
-                _rs_items(ex, body, (*scopes, type_name), None, impl_mode, type_name)
-        elif kind == "mod_item":
-            body = item.child_by_field_name("body")
-            if name and body is not None:  # `mod foo;` only points at another file
-                index = ex.add(name, "module", item, scopes=scopes, container=container, exported=_rs_pub(item))
-                _rs_items(ex, body, (*scopes, name), index, "module", None)
-        elif kind == "foreign_mod_item":
-            body = item.child_by_field_name("body")
-            if body is not None:
-                _rs_items(ex, body, scopes, container, "module", parent)
-        elif kind == "macro_definition" and name:
-            # No macro kind in the model: a macro is the closest thing to a function to look up.
-            ex.add(name, "function", item, scopes=scopes, container=container, exported=_rs_macro_export(item))
-
-
-def _rs_macro_export(item: Node) -> bool:
-    sibling = item.prev_named_sibling
-    while sibling is not None and sibling.type in ("attribute_item", "line_comment", "block_comment"):
-        if sibling.type == "attribute_item" and b"macro_export" in (sibling.text or b""):
-            return True
-        sibling = sibling.prev_named_sibling
-    return False
-
-
-# ---- Java -------------------------------------------------------------------------------------------------------
-_JAVA_TYPES: dict[str, SymbolKind] = {
-    "class_declaration": "class",
-    "record_declaration": "class",
-    "interface_declaration": "interface",
-    "annotation_type_declaration": "interface",
-    "enum_declaration": "enum",
-}
-
-
-def _walk_java(ex: _Extractor, root: Node) -> None:
-    for child in root.named_children:
-        if child.type == "package_declaration":
-            package = next((n for n in child.named_children if n.type in ("scoped_identifier", "identifier")), None)
-            if package is not None:
-                ex.module = "".join(ex.text(package).split())
-    _java_members(ex, root, (), None, None, False)
-
-
-def _java_modifiers(node: Node) -> set[str]:
-    for child in node.named_children:
-        if child.type == "modifiers":
-            return {modifier.type for modifier in child.children if not modifier.is_named}
-    return set()
-
-
-def _java_members(
-    ex: _Extractor,
-    body: Node,
-    scopes: tuple[str, ...],
-    parent: str | None,
-    container: int | None,
-    in_interface: bool,
-) -> None:
-    for member in body.named_children:
-        kind = member.type
-        if kind == "enum_body_declarations":  # an enum's methods sit one level down
-            _java_members(ex, member, scopes, parent, container, in_interface)
-            continue
-        symbol_kind: SymbolKind | None = _JAVA_TYPES.get(kind)
-        names: list[str] = []
-        modifiers = _java_modifiers(member)
-        if symbol_kind is not None:
-            names = [_field_text(ex, member, "name")]
-        elif parent is None:
-            continue  # methods and fields only exist inside a type
-        elif kind in ("method_declaration", "constructor_declaration"):
-            symbol_kind, names = "method", [_field_text(ex, member, "name")]
-        elif kind == "constant_declaration" or (kind == "field_declaration" and {"static", "final"} <= modifiers):
-            # Instance fields are state, not definitions anyone looks up; static finals are constants.
-            symbol_kind = "constant"
-            names = [_field_text(ex, d, "name") for d in member.children_by_field_name("declarator")]
-        else:
-            continue
-        exported = "public" in modifiers or (in_interface and "private" not in modifiers)
-        for name in names:
-            if not name:
-                continue
-            index = ex.add(
-                name, symbol_kind, member, scopes=scopes, parent=parent, container=container, exported=exported
-            )
-            body_node = member.child_by_field_name("body") if kind in _JAVA_TYPES else None
-            if body_node is not None:
-                interface = kind in ("interface_declaration", "annotation_type_declaration")
-                _java_members(ex, body_node, (*scopes, name), name, index, interface)
-
-
 _WALKERS = {
     "python": _walk_python,
     "vue": _walk_js,
     "javascript": _walk_js,
     "typescript": _walk_js,
     "tsx": _walk_js,
-    "go": _walk_go,
-    "rust": _walk_rust,
-    "java": _walk_java,
 }

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from ..core.cards import CardsError, SymbolCards, newest_cards_file
+from ..core.graph import ReferenceGraph
 from ..core.hints import HintIndex
 from ..core.model import AliasDictionary
 from ..paths import DICTIONARY_FILE, resolve_index_dir
@@ -47,6 +48,8 @@ class DictionaryHandle:
         self._hints: HintIndex | None = None
         self._held = 0  # > 0: a sync of this process is saving and will `install` the next dictionary itself
         self._cards: tuple[tuple[str, int] | None, SymbolCards | None] = (None, None)
+        self._graph: ReferenceGraph | None = None
+        self._graph_lock = threading.Lock()  # one build at a time; questions meanwhile keep the lock-free fields
 
     @classmethod
     def for_path(cls, path: Path) -> DictionaryHandle:
@@ -161,6 +164,25 @@ class DictionaryHandle:
         with self._lock:
             self._cards = (stamp, loaded)
         return loaded
+
+    def graph(self) -> ReferenceGraph:
+        """
+        The reference graph of the current dictionary (`core/graph.py`): resolved once per dictionary version, on
+        first use, and kept with the handle, so a server answers callers and impact from memory. After a sync the
+        next graph question refreshes it from the previous one (`ReferenceGraph.refreshed`: only the uses a changed
+        file can affect are resolved again).
+        """
+        dictionary = self.dictionary
+        graph = self._graph
+        if graph is not None and graph.version == dictionary.version:
+            return graph
+        with self._graph_lock:
+            graph = self._graph
+            if graph is None:
+                graph = self._graph = ReferenceGraph(dictionary)
+            elif graph.version != dictionary.version:
+                graph = self._graph = ReferenceGraph.refreshed(graph, dictionary)
+        return graph
 
     @property
     def dictionary(self) -> AliasDictionary:

@@ -2,8 +2,9 @@
 
 `CodeChat.answer` takes an OpenAI `messages` list and answers its **last user message**. Earlier turns serve two
 purposes and never reach a model as turns (so nothing in them, nor a client's `system` message, is followed as an
-instruction): a follow-up about the previous answer's symbol ("where is it tested?") is answered as such
-(`follow_ups.py`), and a question that refers back ("how do I refund with *it*?") borrows the identifiers they named.
+instruction): a follow-up about the previous answer's symbol ("where is it tested?"; "who calls it?" and "what
+breaks if I change X?", from the reference graph) is answered as such (`follow_ups.py`), and a question that refers
+back ("how do I refund with *it*?") borrows the identifiers they named.
 
 - Every reply leads with the most likely place (**Most likely:** the name, its kind, a `path:line` link) and a
   one-line reason in words (`presentation.short_reason`), then its code (the lines that match the question, at the
@@ -49,6 +50,7 @@ from haystack_integrations.components.code_alias.serving.follow_ups import (
     FollowUpAnswer,
     FollowUpContext,
     Subject,
+    WrittenReply,
     previous_subject,
     route,
 )
@@ -474,16 +476,27 @@ class CodeChat:
         started = time.perf_counter()
         routed = route(conversation.question, conversation.previous, self._known)
         follow_up: FollowUpAnswer | None = None
+        about: dict[str, Any] | None = None  # the follow-up answered: its kind and subject
         if routed is not None:
             kind, subject = routed
-            follow_up = kind.answer(FollowUpContext(self.service, subject, top_k, repo, package))
+            context = FollowUpContext(
+                self.service, subject, top_k, repo, package, conversation.question, conversation.references
+            )
+            answered = kind.answer(context)
+            if isinstance(answered, WrittenReply):  # "who calls it?": the reference graph's sites, as written
+                about = {"kind": kind.kind, "subject": answered.subject}
+                seconds = round(time.perf_counter() - started, 4)
+                return ChatAnswer(answered.text, {**answered.meta, "follow_up": about, "seconds": seconds})
+            if answered is not None:  # None: nothing to say as a follow-up, so the question is searched
+                follow_up, about = answered, {"kind": kind.kind, "subject": None if subject is None else subject.name}
+        if follow_up is not None:
             payload, documents = follow_up.payload, follow_up.documents
         else:
             payload, documents = self.service.ask_with_chunks(conversation.query, top_k, "dictionary", repo, package)
         meta: dict[str, Any] = {
             "question": conversation.question,
             "references": list(conversation.references),
-            "follow_up": None if routed is None else {"kind": routed[0].kind, "subject": routed[1].name},
+            "follow_up": about,
             "rewrite": {key: payload["rewrite"][key] for key in ("rewritten", "symbols", "packages", "dropped")},
             "symbols": [
                 f"{item['file_path']}:{item['start_line']}" if item.get("start_line") else item["file_path"]

@@ -1,4 +1,5 @@
-"""The four deployments of the code-alias server, as Hayhooks `PipelineWrapper` classes.
+"""The deployments of the code-alias server, as Hayhooks `PipelineWrapper` classes (the reference graph's three in
+`graph_wrappers.py`).
 
 `code-alias serve` (see `server.py`) builds its app from exactly these classes, by import, and nothing else.
 The folders under the repository's `hayhooks/` directory subclass them for `hayhooks run` and add
@@ -11,7 +12,7 @@ The signatures and docstrings of `run_api` are the REST request schemas and the 
 from __future__ import annotations
 
 import os
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from fastapi import HTTPException
 from hayhooks.server.utils.base_pipeline_wrapper import BasePipelineWrapper
@@ -20,6 +21,8 @@ from starlette.datastructures import Headers
 
 from haystack_integrations.components.code_alias.indexing.repositories import MAX_FILTER_VALUES
 from haystack_integrations.components.code_alias.serving.chat import ChatAnswer, CodeChat
+from haystack_integrations.components.code_alias.serving.graph_service import attach_usage
+from haystack_integrations.components.code_alias.serving.graph_wrappers import GRAPH_DEPLOYMENTS
 from haystack_integrations.components.code_alias.serving.live import (
     SyncStatus,
     WebhookRefused,
@@ -122,9 +125,11 @@ opening files when you do not know a name or a path; ask one thing per call.
             why: the evidence behind its place, code: {language, lines: [[line number, text], ...]}), `files` (rank,
             file_path, score, hits with symbol, qualified_name, kind, start_line, end_line), `rewrite` (rewritten,
             symbols, packages, intent, dropped, meta), `confidence` and `abstained` (true: no confident match, the
-            symbols are only the closest places), `mode` and `seconds`.
+            symbols are only the closest places), `mode` and `seconds`; for a question about usage ("who calls X",
+            "what breaks if I change X": intent `usage`) also `usage`, the reference graph's callers (or impact) of
+            the symbol asked about, as `code_alias_callers` / `code_alias_impact` answer.
         """
-        return self.service.ask(
+        answer = self.service.ask(
             question,
             top_k,
             mode,
@@ -134,6 +139,7 @@ opening files when you do not know a name or a path; ask one thing per call.
             use_rewrite=use_rewrite,
             code_lines=code_lines,
         )
+        return cast(AskResponse, attach_usage(self.service, dict(answer)))  # `usage`: a usage question's graph part
 
     def use_chat_generator(self, generator: Any | None) -> None:
         """Answer chats with `generator` (a Haystack ChatGenerator) instead of the service's own, if any."""
@@ -181,8 +187,8 @@ class RewriteWrapper(BasePipelineWrapper):
         """Translate an informal question about the indexed code base into that code base's own vocabulary: \
 returns the rewritten query, the real symbol and package names it is about (only names that exist in the indexed \
 code; nothing is invented; the same names code_alias_ask uses for this question), the intent (locate_symbol, \
-explain_behavior, how_to or debug) and the ranked candidate hints with their files. Use it to learn what something \
-is called here, or to feed grep or your own search with the right identifiers.
+explain_behavior, how_to, debug or usage) and the ranked candidate hints with their files. Use it to learn what \
+something is called here, or to feed grep or your own search with the right identifiers.
 
         :param question: The question in your own words (at most 2,000 characters).
         :param mode: "dictionary" (default: deterministic, milliseconds) or "llm" (the server's language model
@@ -320,4 +326,5 @@ DEPLOYMENTS: dict[str, type[BasePipelineWrapper]] = {
     "code_alias_autocomplete": AutocompleteWrapper,
     "code_alias_status": StatusWrapper,
     "code_alias_sync": SyncWrapper,
+    **GRAPH_DEPLOYMENTS,  # callers, callees, impact (`graph_wrappers.py`)
 }

@@ -31,6 +31,7 @@ from haystack_integrations.components.code_alias.core.model import DictionaryErr
 from haystack_integrations.components.code_alias.indexing.dictionary_handle import DictionaryHandle
 from haystack_integrations.components.code_alias.paths import DICTIONARY_FILE
 from haystack_integrations.components.code_alias.presentation import display_name, short_reason, why_in_words
+from haystack_integrations.components.code_alias.serving.graph_page import add_graph_page_routes
 from haystack_integrations.components.code_alias.serving.service import (
     LIMIT_RANGE,
     MAX_PREFIX_CHARS,
@@ -47,6 +48,7 @@ STATIC_FILES: dict[str, tuple[str, str]] = {
     "/page/page.js": ("page.js", "text/javascript; charset=utf-8"),
     "/page/page.css": ("page.css", "text/css; charset=utf-8"),
     "/page/favicon.svg": ("favicon.svg", "image/svg+xml"),
+    "/page/graph.js": ("graph.js", "text/javascript; charset=utf-8"),  # callers · callees (`graph_page.py`)
 }
 PAGE_HEADERS = {
     "content-security-policy": "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
@@ -179,3 +181,4 @@ def add_page_routes(app: Any, service: CodeAliasService) -> None:
     ask.__annotations__ = {"request": Request}  # the real class (this module's annotations are strings)
     app.add_api_route("/page/info", info, methods=["GET"], tags=["page"], response_model=None)
     app.add_api_route("/page/ask", ask, methods=["POST"], tags=["page"], response_model=None)
+    add_graph_page_routes(app, service)  # `POST /page/graph`: a symbol's callers and callees

@@ -151,6 +151,7 @@ class AskResponse(TypedDict):
     confidence: float | None  # how sure the answer is (0-1; None where the ranking gives no calibrated figure)
     abstained: bool  # no confident match: the symbols are the closest places, not an answer
     retrieval: NotRequired[str]  # "hybrid" or "lexical" (a hybrid index without vectors yet answers lexically)
+    usage: NotRequired[dict[str, Any]]  # a usage question's callers or impact, from the reference graph
     vectors: NotRequired[dict[str, Any]]  # how far the chunk vectors are, while they are still being computed
 
 

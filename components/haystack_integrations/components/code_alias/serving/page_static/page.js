@@ -388,6 +388,10 @@
 
   function symbolItem(item, others, weak) {
     const li = el("li", null, "symbol" + (weak ? " weak" : ""));
+    // Which definition this is, for scripts that add to it (graph.js: its callers and callees).
+    li.dataset.qualifiedName = item.qualified_name || "";
+    li.dataset.filePath = item.file_path || "";
+    if (item.repo) li.dataset.repo = item.repo;
     const head = el("div", null, "head");
     const name = el("span", item.display_name || item.qualified_name, "qualified");
     name.title = item.qualified_name;
@@ -534,6 +538,10 @@
     const filters = $("repo").value + "\u0000" + $("package").value;
     if (asking && asking.question === question && asking.filters === filters) return; // already on its way
     if (asking) asking.controller.abort();
+    // Completions still on their way for what was typed would open over the answer: they are dropped.
+    clearTimeout(timer);
+    if (pending) pending.abort();
+    sequence += 1;
     closeList();
     const mine = { question, filters, controller: new AbortController() };
     asking = mine;
