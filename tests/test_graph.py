@@ -104,6 +104,17 @@ def test_javascript_imports_reexports_and_require_are_references() -> None:
     } <= found
 
 
+def test_namespace_reexports_of_every_form_are_read() -> None:
+    # `export * as default from` has no name node: it once stopped the whole dictionary build of a babel tree
+    source = "export * as ns from './a'\nexport * as \"a-b\" from './b'\nexport * as default from './c'\n"
+    found = _references(source, "javascript", "src/index.js")
+    assert {
+        ("reexport", "", "1", "./a", "ns"),
+        ("reexport", "", "2", "./b", "a-b"),
+        ("reexport", "", "3", "./c", "default"),
+    } <= found
+
+
 def test_go_rust_java_typed_variables_and_paths() -> None:
     go = _references(
         'package p\nimport f "fmt"\nfunc (s *Server) Start() { s.serve(); f.Println(); z := Foo{} }\n',

@@ -262,7 +262,13 @@ def _ecmascript_import(file: _File, node: Node) -> None:
                     alias = file.text(item.child_by_field_name("alias")) or name
                     file.add("reexport", name, item, specifier, alias)
         elif namespace is not None:
-            file.add("reexport", "", namespace, specifier, file.text(namespace.named_children[-1]))
+            # `export * as ns from`; the name may be a string (`export * as "a-b" from`), which has no named child
+            names = namespace.named_children
+            if names:
+                alias = _string_value(file, names[-1]) or file.text(names[-1])
+            else:
+                alias = file.text(namespace).rsplit(" as ", 1)[-1].strip()
+            file.add("reexport", "", namespace, specifier, alias)
         else:
             file.add("reexport", "*", node, specifier, "")
         return

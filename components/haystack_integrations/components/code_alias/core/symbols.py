@@ -62,6 +62,7 @@ What "exported" means, per language (a member is exported only when its enclosin
 from __future__ import annotations
 
 import importlib
+import logging
 import re
 import threading
 from dataclasses import dataclass
@@ -83,6 +84,8 @@ from .model import Reference, SymbolDef, SymbolKind
 from .references import collect_references
 from .tag_definitions import define_from_tags
 from .tags import run_tags, tag_query
+
+logger = logging.getLogger(__name__)
 
 __all__ = [
     "LANGUAGE_BY_EXTENSION",
@@ -297,7 +300,13 @@ def extract_file(text: str, language: str, file_path: str, *, references: bool =
         define_from_tags(extractor, root, tags)
     else:
         _WALKERS[language](extractor, root)
-    found = collect_references(tags, source, grammar) if references else []
+    found: list[Reference] = []
+    if references:
+        try:
+            found = collect_references(tags, source, grammar)
+        except (IndexError, AttributeError, ValueError) as error:  # a node shape the reader does not know
+            # The file's definitions stay; only its uses are left out of the reference graph, and the log says so.
+            logger.warning("%s: references not read (%s: %s)", file_path, type(error).__name__, error)
     return FileExtraction(extractor.finish(), found)
 
 
