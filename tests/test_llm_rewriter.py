@@ -474,11 +474,21 @@ def test_dictionary_mode_per_call_matches_the_dictionary_only_rewriter(dictionar
     out = make(dictionary, generator).run(question=QUESTION, mode="dictionary")
     plain = ConstrainedQueryRewriter.from_dictionary(dictionary).run(question=QUESTION)
     assert generator.calls == []
-    assert set(plain["meta"]) == set(out["meta"]) == {"mode", "dictionary_version", "latency_ms"}
+    assert set(plain["meta"]) == set(out["meta"]) == {"mode", "dictionary_version", "latency_ms", "semantic"}
     out["meta"].pop("latency_ms")
     plain["meta"].pop("latency_ms")
     assert out == plain
-    assert set(plain) == {"rewritten", "symbols", "packages", "intent", "hints", "symbol_evidence", "meta"}
+    assert set(plain) == {
+        "rewritten",
+        "symbols",
+        "packages",
+        "intent",
+        "hints",
+        "symbol_evidence",
+        "lexical_query",
+        "embedding_query",
+        "meta",
+    }
 
 
 # ---- async, warm-up and close --------------------------------------------------------------------------------------

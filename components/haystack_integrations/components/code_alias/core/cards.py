@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import zipfile
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -113,9 +115,19 @@ class SymbolCards:
     :param vectors: A (names, dimensions) array.
     :param keys: The cards' content hashes (`Card.key`), one per row: what a refresh reuses.
     :param version: The dictionary version the cards were made for.
+    :param embedder: Which embedder made the vectors (`embedder_identity`: its type and model); None = the index's
+        own model (cards written before this was recorded, or by `code-alias index`).
     """
 
-    def __init__(self, names: Sequence[str], vectors: np.ndarray, keys: Sequence[str], *, version: str) -> None:
+    def __init__(
+        self,
+        names: Sequence[str],
+        vectors: np.ndarray,
+        keys: Sequence[str],
+        *,
+        version: str,
+        embedder: Mapping[str, Any] | None = None,
+    ) -> None:
         matrix = np.asarray(vectors, dtype=np.float32)
         if matrix.ndim != 2 or matrix.shape[0] != len(names) or len(keys) != len(names):
             raise ValueError(f"card vectors of shape {matrix.shape} do not match {len(names)} names")
@@ -124,6 +136,7 @@ class SymbolCards:
         self.names = list(names)
         self.keys = list(keys)
         self.version = version
+        self.embedder = dict(embedder) if embedder else None
 
     def __len__(self) -> int:
         return len(self.names)
@@ -163,6 +176,7 @@ class SymbolCards:
             names=np.asarray(self.names, dtype=str),  # unicode arrays: loading needs no pickle
             keys=np.asarray(self.keys, dtype=str),
             version=np.asarray(self.version),
+            embedder=np.asarray(json.dumps(self.embedder or {}, sort_keys=True)),
         )
         atomic_write_bytes(path, buffer.getvalue())
 
@@ -173,26 +187,53 @@ class SymbolCards:
         """
         try:
             with np.load(path, allow_pickle=False) as data:
+                embedder = json.loads(str(data["embedder"])) if "embedder" in data.files else None
                 return cls(
                     [str(n) for n in data["names"]],
                     data["matrix"],
                     [str(k) for k in data["keys"]],
                     version=str(data["version"]),
+                    embedder=embedder if isinstance(embedder, dict) else None,
                 )
         except FileNotFoundError:
             raise
-        except (OSError, KeyError, ValueError, zipfile.BadZipFile, EOFError) as error:
+        except (OSError, KeyError, ValueError, TypeError, zipfile.BadZipFile, EOFError) as error:
             raise CardsError(
                 f"{path}: not a readable symbol-cards file ({error}); index again to rebuild it"
             ) from error
 
 
 class CardsError(ValueError, CodeAliasError):
-    """A symbol-cards file that cannot be read."""
+    """A symbol-cards file that cannot be read, or a question vector that does not fit the cards."""
 
 
-def cards_file(folder: Path, version: str) -> Path:
-    return folder / f"{CARDS_PREFIX}{version}{CARDS_SUFFIX}"
+def check_question_vector(cards: SymbolCards, vector: Sequence[float] | np.ndarray) -> np.ndarray:
+    """
+    The question's vector as a float32 array, when it can be compared with `cards`.
+
+    :raises CardsError: Its size is not the cards' (it comes from another model than the one that embedded them).
+    """
+    query = np.asarray(vector, dtype=np.float32).reshape(-1)
+    if len(cards) and query.shape[0] != cards.dimensions:
+        made_by = describe_embedder(cards.embedder)
+        raise CardsError(
+            f"the question vector has {query.shape[0]} dimensions but the symbol cards have {cards.dimensions} "
+            f"(embedded by {made_by}): embed the question with the model that embedded the cards"
+        )
+    return query
+
+
+def describe_embedder(identity: Mapping[str, Any] | None) -> str:
+    """`identity` in words: "SentenceTransformersDocumentEmbedder, model all-MiniLM-L6-v2" (or the index's model)."""
+    if not identity:
+        return "the index's own model"
+    kind = str(identity.get("type", "")).rsplit(".", 1)[-1] or "an embedder"
+    model = identity.get("model")
+    return f"{kind}, model {model}" if model else kind
+
+
+def cards_file(folder: Path, version: str, prefix: str = CARDS_PREFIX) -> Path:
+    return folder / f"{prefix}{version}{CARDS_SUFFIX}"
 
 
 def build_cards(
@@ -201,13 +242,18 @@ def build_cards(
     *,
     version: str,
     previous: SymbolCards | None = None,
+    embedder: Mapping[str, Any] | None = None,
 ) -> tuple[SymbolCards, int]:
     """
     Vectors for `cards`: reused from `previous` where a card's text is unchanged, embedded (`embed`) otherwise.
 
+    :param embedder: The identity of the embedder behind `embed` (recorded in the cards); `previous` cards of
+        another embedder are not reused.
     :returns: The cards and how many texts were embedded.
     """
     reuse: dict[str, np.ndarray] = {}
+    if previous is not None and (previous.embedder or None) != (dict(embedder) if embedder else None):
+        previous = None  # another model's vectors: nothing to reuse
     if previous is not None:
         reuse = {key: previous.matrix[row] for row, key in enumerate(previous.keys)}
     missing = [card for card in cards if card.key not in reuse]
@@ -218,28 +264,37 @@ def build_cards(
     rows = [reuse[card.key] if card.key in reuse else fresh[card.key] for card in cards]
     dimensions = previous.dimensions if previous is not None and len(previous) else (len(rows[0]) if rows else 0)
     matrix = np.vstack(rows) if rows else np.zeros((0, dimensions), dtype=np.float32)
-    return SymbolCards([c.name for c in cards], matrix, [c.key for c in cards], version=version), len(missing)
+    built = SymbolCards([c.name for c in cards], matrix, [c.key for c in cards], version=version, embedder=embedder)
+    return built, len(missing)
 
 
-def newest_cards_file(folder: Path, preferred_version: str | None = None) -> Path | None:
+def newest_cards_file(folder: Path, preferred_version: str | None = None, prefix: str = CARDS_PREFIX) -> Path | None:
     """The cards file of `preferred_version` when there is one, else the most recently written one (or None)."""
     if preferred_version is not None:
-        exact = cards_file(folder, preferred_version)
+        exact = cards_file(folder, preferred_version, prefix)
         if exact.is_file():
             return exact
-    found = sorted(_cards_files(folder), key=lambda p: p.stat().st_mtime_ns, reverse=True)
+    found = sorted(_cards_files(folder, prefix), key=lambda p: p.stat().st_mtime_ns, reverse=True)
     return found[0] if found else None
 
 
-def _cards_files(folder: Path) -> Iterable[Path]:
+def _cards_files(folder: Path, prefix: str = CARDS_PREFIX) -> Iterable[Path]:
     try:
-        return [p for p in folder.glob(f"{CARDS_PREFIX}*{CARDS_SUFFIX}") if p.is_file()]
+        return [p for p in folder.glob(f"{prefix}*{CARDS_SUFFIX}") if p.is_file()]
     except OSError:
         return []
 
 
-def remove_other_cards(folder: Path, keep: Path) -> None:
+def cards_prefix(dictionary_file: Path) -> str:
+    """
+    The cards' file prefix beside a dictionary file: `cards-` in an index folder (`dictionary.json`), else
+    `<dictionary file's stem>.cards-`, so two dictionaries in one folder keep their own cards.
+    """
+    return CARDS_PREFIX if dictionary_file.name == "dictionary.json" else f"{dictionary_file.stem}.{CARDS_PREFIX}"
+
+
+def remove_other_cards(folder: Path, keep: Path, prefix: str = CARDS_PREFIX) -> None:
     """Delete the cards files of other dictionary versions (after `keep` was written)."""
-    for path in _cards_files(folder):
+    for path in _cards_files(folder, prefix):
         if path != keep:
             path.unlink(missing_ok=True)

@@ -346,8 +346,9 @@ class AliasDictionary(BaseModel):
             text = source.read_text(encoding="utf-8")
         except FileNotFoundError as error:
             raise DictionaryError(
-                f"{source}: no alias dictionary here; "
-                f"build one with `code-alias index PATH --index-dir {source.parent}`"
+                f"{source}: no alias dictionary here; build one with "
+                f"`AliasDictionaryBuilder(index_dir='{source.parent}').run(root=PATH)` in a pipeline, "
+                f"or `code-alias index PATH --index-dir {source.parent}`"
             ) from error
         except (OSError, UnicodeDecodeError) as error:
             raise DictionaryError(f"{source}: cannot read the alias dictionary: {error}") from error

@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import Any
 
 from haystack import Document, component, default_from_dict, default_to_dict, logging
+from haystack.core.serialization import component_to_dict
+from haystack.utils import deserialize_component_inplace
 
 from .._legacy import with_current_type
 from ..core.builder import DictionaryBuilder, SourceText, load_mapping_file
+from ..core.cards import CARDS_PREFIX, cards_prefix
 from ..core.model import AliasDictionary, DictionaryError
 from ..core.repositories import check_repo_name, merge_part, part_of
 from ..core.walker import DEFAULT_EXCLUDED_DIRS, WalkConfig
+from ..paths import DICTIONARY_FILE, INDEX_DIR_ENV, index_dir_for_root
+from .card_vectors import component_embedder, embedder_identity, refresh_card_vectors
 from .dictionary_handle import DictionaryHandle, dictionary_file
 from .index_delta import load_index_dictionary
 from .index_files import publish_dictionary, resolve_dictionary_file
@@ -40,15 +46,35 @@ class AliasDictionaryBuilder:
     ```python
     from haystack_integrations.components.code_alias import AliasDictionaryBuilder
 
-    builder = AliasDictionaryBuilder(dictionary_path=".code-alias/dictionary.json")
+    builder = AliasDictionaryBuilder()                  # saves into path/to/repo/.code-alias/
     result = builder.run(root="path/to/repo")
     dictionary = result["dictionary"]
     print(result["stats"], dictionary.resolve_symbol("withStripeBackoff"))
     ```
 
-    :param dictionary_path: Where the dictionary is saved (and read back for an incremental refresh);
-        None = `<index dir>/dictionary.json`.
-    :param index_dir: The index folder; None = `$CODE_ALIAS_INDEX_DIR` or `./.code-alias`.
+    With `embedder` (any Haystack document or text embedder: sentence-transformers, OpenAI, Ollama, fastembed...)
+    it also embeds one short card per symbol (kind, name words, package, docstring words) and saves the vectors
+    beside the dictionary with the embedder's identity, so that `ConstrainedQueryRewriter` can offer the symbols
+    nearest in meaning to a question ("payments retry helper" -> `withStripeBackoff`) in any pipeline:
+
+    ```python
+    from haystack_integrations.components.embedders.sentence_transformers import (
+        SentenceTransformersDocumentEmbedder,
+    )
+
+    builder = AliasDictionaryBuilder(
+        index_dir="my-index",
+        embedder=SentenceTransformersDocumentEmbedder(model="sentence-transformers/all-MiniLM-L6-v2"),
+    )
+    print(builder.run(root="path/to/repo")["cards"])   # {'cards': 25, 'embedded': 25, ...}
+    ```
+
+    :param dictionary_path: The dictionary file, where it is saved (and read back for an incremental refresh).
+        None = the index folder's current dictionary: `<index dir>/dictionary.json` names it, and the build is
+        written as `dictionary-<build>.json` beside the folder's manifest.
+    :param index_dir: The index folder; None = `$CODE_ALIAS_INDEX_DIR`, else `<root>/.code-alias` of the tree
+        being read (as `code-alias index ROOT` does; a tree that cannot be written gets a folder in the user
+        cache), else, for `documents` alone, `./.code-alias`.
     :param nicknames_path: YAML `nickname: [Symbol, ...]` (symbols or packages). The repository's own
         `.code-alias-nicknames.yml` is read as well.
     :param abbreviations_path: YAML `abbreviation: [expansion, ...]`; None = the packaged table.
@@ -56,6 +82,8 @@ class AliasDictionaryBuilder:
     :param max_file_bytes: Larger files are skipped and reported.
     :param respect_gitignore: Leave out what the repository's `.gitignore` files ignore.
     :param save: Write the dictionary to `dictionary_path` after building.
+    :param embedder: A Haystack embedder for the symbol cards (see above); None = no cards. The question must then
+        be embedded by the same model (the rewriter checks).
     """
 
     def __init__(
@@ -69,6 +97,7 @@ class AliasDictionaryBuilder:
         max_file_bytes: int = 1_000_000,
         respect_gitignore: bool = True,
         save: bool = True,
+        embedder: Any | None = None,
     ) -> None:
         self.dictionary_path = dictionary_path
         self.index_dir = index_dir
@@ -78,6 +107,21 @@ class AliasDictionaryBuilder:
         self.max_file_bytes = max_file_bytes
         self.respect_gitignore = respect_gitignore
         self.save = save
+        self.embedder = embedder
+
+    def warm_up(self) -> None:
+        """Warm the card embedder up (loads its model), when there is one."""
+        if self.embedder is not None and hasattr(self.embedder, "warm_up"):
+            self.embedder.warm_up()
+
+    def _location(self, root: str | None) -> Path:
+        """The dictionary's logical file (class docstring: `dictionary_path`, `index_dir`)."""
+        if self.dictionary_path or self.index_dir or os.environ.get(INDEX_DIR_ENV) or root is None:
+            return dictionary_file(self.dictionary_path, self.index_dir)
+        folder, moved = index_dir_for_root(Path(root).resolve())
+        if moved:
+            logger.info("{moved}", moved=moved)
+        return folder / DICTIONARY_FILE
 
     def _builder(self) -> DictionaryBuilder:
         walk_config = WalkConfig(
@@ -103,7 +147,9 @@ class AliasDictionaryBuilder:
             logger.warning("Ignoring the previous dictionary, doing a full build: {error}", error=error)
             return None
 
-    @component.output_types(dictionary=AliasDictionary, stats=dict[str, Any], skipped=list[dict[str, str]])
+    @component.output_types(
+        dictionary=AliasDictionary, stats=dict[str, Any], skipped=list[dict[str, str]], cards=dict[str, Any]
+    )
     def run(
         self,
         root: str | None = None,
@@ -122,13 +168,14 @@ class AliasDictionaryBuilder:
         :param repo: The repository's name in an index of several: only its part of the dictionary is rebuilt
             (its symbols and packages carry `repo`), the other repositories' entries are kept. None = the
             dictionary is this one tree's alone.
-        :returns: `dictionary`, `stats` (files read/parsed/reused, symbols, packages, seconds, renames) and
-            `skipped` (path and reason for every file that was not used).
+        :returns: `dictionary`, `stats` (files read/parsed/reused, symbols, packages, seconds, renames, and `path`:
+            the dictionary's file), `skipped` (path and reason for every file that was not used) and `cards` (with
+            an `embedder`: cards, embedded, reused, seconds, file; else empty).
         """
         if root is None and documents is None:
             raise ValueError("AliasDictionaryBuilder needs `root` (a folder) or `documents`")
         started = time.perf_counter()
-        path = dictionary_file(self.dictionary_path, self.index_dir)
+        path = self._location(root)
         combined = self._previous(resolve_dictionary_file(path) if self.dictionary_path is None else path, path)
         previous = combined if repo is None else part_of(combined, check_repo_name(repo))
         builder = self._builder()
@@ -151,9 +198,27 @@ class AliasDictionaryBuilder:
             publish_dictionary(path.parent, dictionary)
         elif self.save:
             dictionary.save(path)
-        report = {**stats.as_dict(), "seconds": round(time.perf_counter() - started, 4), "version": dictionary.version}
+        report = {
+            **stats.as_dict(),
+            "seconds": round(time.perf_counter() - started, 4),
+            "version": dictionary.version,
+            "path": str(path),
+        }
         skipped = [{"path": s.path, "reason": s.reason} for s in dictionary.skipped]
-        return {"dictionary": dictionary, "stats": report, "skipped": skipped}
+        return {"dictionary": dictionary, "stats": report, "skipped": skipped, "cards": self._cards(path, dictionary)}
+
+    def _cards(self, path: Path, dictionary: AliasDictionary) -> dict[str, Any]:
+        """The symbol cards of `dictionary`, embedded with `embedder` beside its file (only new card texts)."""
+        if self.embedder is None:
+            return {}
+        prefix = cards_prefix(path) if self.dictionary_path else CARDS_PREFIX
+        return refresh_card_vectors(
+            path.parent,
+            dictionary,
+            component_embedder(self.embedder),
+            embedder=embedder_identity(self.embedder),
+            prefix=prefix,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return default_to_dict(
@@ -166,8 +231,12 @@ class AliasDictionaryBuilder:
             max_file_bytes=self.max_file_bytes,
             respect_gitignore=self.respect_gitignore,
             save=self.save,
+            embedder=component_to_dict(self.embedder, name="embedder") if self.embedder is not None else None,
         )
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AliasDictionaryBuilder:
+        init_params = data.get("init_parameters", {})
+        if init_params.get("embedder") is not None:
+            deserialize_component_inplace(init_params, key="embedder")
         return default_from_dict(cls, with_current_type(data))

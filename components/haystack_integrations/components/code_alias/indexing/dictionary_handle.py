@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
-from ..core.cards import CardsError, SymbolCards, newest_cards_file
+from ..core.cards import CardsError, SymbolCards, cards_prefix, newest_cards_file
 from ..core.graph import ReferenceGraph
 from ..core.hints import HintIndex
 from ..core.model import AliasDictionary
@@ -142,12 +142,12 @@ class DictionaryHandle:
         The index folder's symbol cards (`indexing.card_vectors`): those of the current dictionary version, else
         the newest (a sync changed the dictionary and the cards follow; names that went are ignored), reloaded when
         the file changes. None: no cards (a plain `--lexical` index, or one built before cards existed) or an
-        unreadable file (logged; the hints then have no semantic evidence, nothing fails).
+        unreadable file (logged; the hints then have no semantic evidence, nothing fails). Beside a dictionary file
+        of another name, its own cards (`<stem>.cards-<version>.npz`, as `AliasDictionaryBuilder(embedder=...)`
+        writes them).
         """
-        if self.path.name != DICTIONARY_FILE:
-            return None
         dictionary = self.dictionary
-        path = newest_cards_file(self.path.parent, dictionary.version)
+        path = newest_cards_file(self.path.parent, dictionary.version, cards_prefix(self.path))
         try:
             stamp = (path.name, path.stat().st_mtime_ns) if path is not None else None
         except FileNotFoundError:

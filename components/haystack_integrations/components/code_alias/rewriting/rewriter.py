@@ -25,14 +25,19 @@ from haystack import Document, component, default_from_dict, default_to_dict
 from haystack.components.builders import ChatPromptBuilder
 from haystack.core.serialization import component_to_dict
 from haystack.dataclasses import ChatMessage
-from haystack.utils import deserialize_chatgenerator_inplace
+from haystack.utils import deserialize_chatgenerator_inplace, deserialize_component_inplace
 
 from .._legacy import with_current_type
+from ..core.cards import SymbolCards, check_question_vector
+from ..core.chunk_definitions import HOW, DefinitionLocator
+from ..core.compose import compose_query
 from ..core.hints import Hint, SymbolEvidence
 from ..core.llm_output import UnusableAnswer, parse_rewrite_answer, rewrite_json_schema
+from ..core.model import AliasDictionary
 from ..core.prompt_data import offered_hints, prompt_candidates, prompt_question
 from ..core.rewrite import INTENTS, Rewrite, classify_intent, compose_rewritten, dictionary_rewrite
 from ..errors import CodeAliasError
+from ..indexing.card_vectors import check_same_model
 from ..indexing.dictionary_handle import DictionaryHandle, UsesDictionary
 from .cache import RewriteCache, cache_key, config_fingerprint, make_rewrite_cache
 from .faithfulness import check_rewrite
@@ -62,6 +67,8 @@ REWRITE_OUTPUTS = {
     "intent": str,
     "hints": list[dict[str, Any]],
     "symbol_evidence": SymbolEvidence,
+    "lexical_query": str,
+    "embedding_query": str,
     "meta": dict[str, Any],
 }
 MODES: tuple[str, ...] = ("dictionary", "llm")
@@ -103,6 +110,7 @@ class _Plan:
     hint_dicts: list[dict[str, Any]] = field(default_factory=list)
     retrieved: list[str] = field(default_factory=list)
     vector: np.ndarray | None = None
+    inputs: dict[str, Any] = field(default_factory=dict)
     messages: list[ChatMessage] = field(default_factory=list)
     generation_kwargs: dict[str, Any] = field(default_factory=dict)
     result: dict[str, Any] | None = None
@@ -150,8 +158,18 @@ class ConstrainedQueryRewriter(UsesDictionary):
     print(result["rewritten"], result["meta"]["fallback"], result["meta"]["cache_hit"])
     ```
 
-    :param dictionary_path: The dictionary file; None = `<index dir>/dictionary.json`.
-    :param index_dir: The index folder; None = `$CODE_ALIAS_INDEX_DIR` or `./.code-alias`.
+    In a stock Haystack pipeline (your splitter, store, retrievers and embedder), connect `lexical_query` to a
+    keyword retriever (`InMemoryBM25Retriever`, `ElasticsearchBM25Retriever`...: the question plus the chosen
+    identifiers and their word splits) and `embedding_query` to the text embedder of an embedding retriever. Feed
+    the first pass's documents back as `retrieved_documents` (any splitter's chunks: they are mapped to the
+    dictionary's definitions by file and lines, offsets or the names they define), and give `text_embedder` (or
+    a `question_vector`) when the dictionary was built with `AliasDictionaryBuilder(embedder=...)`. Measured:
+    BENCHMARKS.md 14; recipes: docs/stock-pipelines.md.
+
+    :param dictionary_path: The dictionary file (as `AliasDictionaryBuilder` saved it); None = the index folder's
+        current dictionary (`<index dir>/dictionary.json` names it; the folder holds `dictionary-<build>.json`).
+    :param index_dir: The index folder; None = `$CODE_ALIAS_INDEX_DIR`, else the `.code-alias` folder of the
+        current folder or its nearest parent that has one (as git finds its repository), else `./.code-alias`.
     :param max_hints: Most candidate hints considered (and offered to an LLM).
     :param max_symbols: Most symbols in a rewrite.
     :param max_packages: Most packages in a rewrite.
@@ -182,6 +200,11 @@ class ConstrainedQueryRewriter(UsesDictionary):
     :param cache_size: Entries of the in-process LRU cache; 0 turns caching off.
     :param cache_path: A folder for a persistent cache (diskcache) instead of the in-process LRU.
     :param log_path: A JSONL file that gets one line per rewrite; None = no log.
+    :param file_path_field: The meta field of `retrieved_documents` that names the source file; None = the first
+        of `file_path`, `file_name`, `path`, `source`, `filename`, `url` present.
+    :param text_embedder: A Haystack text embedder of the model that embedded the dictionary's symbol cards: the
+        question is embedded with it when no `question_vector` is given (semantic hints). Checked against the cards'
+        recorded model at the first question: another model is refused with `EmbedderMismatchError`.
     """
 
     def __init__(
@@ -206,6 +229,8 @@ class ConstrainedQueryRewriter(UsesDictionary):
         cache_size: int = 1024,
         cache_path: str | None = None,
         log_path: str | None = None,
+        file_path_field: str | None = None,
+        text_embedder: Any | None = None,
     ) -> None:
         if max_hints <= 0:
             raise ValueError(f"max_hints must be > 0, got {max_hints}")
@@ -238,8 +263,13 @@ class ConstrainedQueryRewriter(UsesDictionary):
         self.cache_size = cache_size
         self.cache_path = cache_path
         self.log_path = log_path
+        self.file_path_field = file_path_field
+        self.text_embedder = text_embedder
 
         self._handle: DictionaryHandle | None = None
+        self._locator: tuple[AliasDictionary, DefinitionLocator] | None = None
+        self._checked_cards: SymbolCards | None = None
+        self._warned: set[str] = set()
         self._prompt_builder = ChatPromptBuilder(
             template=prompt_template or DEFAULT_PROMPT_TEMPLATE, required_variables=["question"]
         )
@@ -261,11 +291,15 @@ class ConstrainedQueryRewriter(UsesDictionary):
         """Load the dictionary and its hint index, and warm the generator up (a failure there is logged and
         makes LLM-mode runs fall back; it does not raise)."""
         _ = self.handle.hints
+        if self.text_embedder is not None and hasattr(self.text_embedder, "warm_up"):
+            self.text_embedder.warm_up()
         self._warm_up_generator()
 
     async def warm_up_async(self) -> None:
         """`warm_up`, using the generator's `warm_up_async` where it has one."""
         _ = self.handle.hints
+        if self.text_embedder is not None and hasattr(self.text_embedder, "warm_up"):
+            self.text_embedder.warm_up()
         generator = self.chat_generator
         if generator is None or self._generator_ready or not hasattr(generator, "warm_up_async"):
             self._warm_up_generator()
@@ -340,13 +374,19 @@ class ConstrainedQueryRewriter(UsesDictionary):
         )
 
     def _run_dictionary(
-        self, question: str, started: float, retrieved: list[str], vector: np.ndarray | None
+        self,
+        question: str,
+        started: float,
+        retrieved: list[str],
+        vector: np.ndarray | None,
+        inputs: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         rewrite, hints = self.dictionary_rewrite(question, retrieved, vector)
         meta = {
             "mode": "dictionary",
             "dictionary_version": self.handle.dictionary.version,
             "latency_ms": round((time.perf_counter() - started) * 1000, 3),
+            **(inputs or {}),
         }
         result = {**rewrite.model_dump(), "hints": hints, "meta": meta}
         if self._log is not None:
@@ -360,7 +400,7 @@ class ConstrainedQueryRewriter(UsesDictionary):
         question: str,
         mode: str | None = None,
         retrieved_documents: list[Document] | None = None,
-        question_vector: np.ndarray | None = None,
+        question_vector: list[float] | np.ndarray | None = None,
     ) -> dict[str, Any]:
         """
         Rewrite a question.
@@ -369,28 +409,36 @@ class ConstrainedQueryRewriter(UsesDictionary):
         :param mode: "dictionary" or "llm" for this call; None = "llm" when a generator is configured.
         :param retrieved_documents: A first retrieval pass's chunks for the raw question, best first (the shipped
             pipelines connect BM25's): the symbols they define become hints with "retrieved" evidence, so the
-            rewrite chooses from the dictionary *and* the retrieved hint list.
-        :param question_vector: The raw question's embedding (`CodeTextEmbedder.vector`, same model as the index's
-            symbol cards): the nearest cards become hints with "semantic" evidence. None = no semantic hints.
-        :returns: `rewritten`, `symbols`, `packages`, `intent`, the `hints` considered, and `meta` (mode,
-            dictionary version, latency in ms; in LLM mode also `fallback` (None or the reason), `cache_hit`,
-            `cache` counters, `llm_latency_ms`, `raw_answer`, `problems`, `generator`), and `symbol_evidence` (each
-            hint symbol's confidence and evidence, shared read-only with `RankFusion`).
+            rewrite chooses from the dictionary *and* the retrieved hint list. Chunks of any splitter are mapped to
+            definitions (`core.chunk_definitions`); `meta["retrieved"]` says how many were, and how.
+        :param question_vector: The raw question's embedding (any embedder's `embedding`, of the model that embedded
+            the dictionary's symbol cards): the nearest cards become hints with "semantic" evidence. None = the
+            `text_embedder`'s vector when there is one, else no semantic hints. `meta["semantic"]` says whether
+            they were used, or why not.
+        :returns: `rewritten`, `symbols`, `packages`, `intent`, the `hints` considered, `lexical_query` (for a
+            stock keyword retriever), `embedding_query` (for a stock text embedder), `meta` (mode, dictionary
+            version, latency in ms, `retrieved` and `semantic` (what the inputs gave); in LLM mode also `fallback`
+            (None or the reason), `cache_hit`, `cache` counters, `llm_latency_ms`, `raw_answer`, `problems`,
+            `generator`), and `symbol_evidence` (each hint symbol's confidence and evidence, shared read-only with
+            `RankFusion`).
+        :raises CardsError: `question_vector` has another size than the symbol cards (another model's vector).
+        :raises EmbedderMismatchError: `text_embedder` is not the model that embedded the cards.
         """
-        return _with_evidence(self._run(question, mode, retrieved_documents, question_vector))
+        return _with_evidence(question, self._run(question, mode, retrieved_documents, question_vector))
 
     def _run(
         self,
         question: str,
         mode: str | None,
         retrieved_documents: list[Document] | None,
-        vector: np.ndarray | None = None,
+        vector: list[float] | np.ndarray | None = None,
     ) -> dict[str, Any]:
         started = time.perf_counter()
-        retrieved = retrieved_symbols(retrieved_documents)
-        if self._resolve_mode(question, mode) == "dictionary":
-            return self._run_dictionary(question, started, retrieved, vector)
-        plan = self._plan(question, started, retrieved, vector)
+        resolved = self._resolve_mode(question, mode)
+        retrieved, checked, inputs = self._inputs(question, retrieved_documents, vector)
+        if resolved == "dictionary":
+            return self._run_dictionary(question, started, retrieved, checked, inputs)
+        plan = self._plan(question, started, retrieved, checked, inputs)
         if plan.result is not None:
             return plan.result
         llm_started = time.perf_counter()
@@ -406,7 +454,7 @@ class ConstrainedQueryRewriter(UsesDictionary):
         question: str,
         mode: str | None = None,
         retrieved_documents: list[Document] | None = None,
-        question_vector: np.ndarray | None = None,
+        question_vector: list[float] | np.ndarray | None = None,
     ) -> dict[str, Any]:
         """
         Rewrite a question without blocking the event loop; uses the generator's `run_async` where it has one.
@@ -417,20 +465,21 @@ class ConstrainedQueryRewriter(UsesDictionary):
         :param question_vector: The raw question's embedding (see `run`).
         :returns: The same as `run`.
         """
-        return _with_evidence(await self._run_async(question, mode, retrieved_documents, question_vector))
+        return _with_evidence(question, await self._run_async(question, mode, retrieved_documents, question_vector))
 
     async def _run_async(
         self,
         question: str,
         mode: str | None,
         retrieved_documents: list[Document] | None,
-        vector: np.ndarray | None = None,
+        vector: list[float] | np.ndarray | None = None,
     ) -> dict[str, Any]:
         started = time.perf_counter()
-        retrieved = retrieved_symbols(retrieved_documents)
-        if self._resolve_mode(question, mode) == "dictionary":
-            return self._run_dictionary(question, started, retrieved, vector)
-        plan = self._plan(question, started, retrieved, vector)
+        resolved = self._resolve_mode(question, mode)
+        retrieved, checked, inputs = await asyncio.to_thread(self._inputs, question, retrieved_documents, vector)
+        if resolved == "dictionary":
+            return self._run_dictionary(question, started, retrieved, checked, inputs)
+        plan = self._plan(question, started, retrieved, checked, inputs)
         if plan.result is not None:
             return plan.result
         llm_started = time.perf_counter()
@@ -449,6 +498,96 @@ class ConstrainedQueryRewriter(UsesDictionary):
             return self._fallback(plan, _error_reason(error), llm_started=llm_started)
         return self._finish(plan, text, llm_started)
 
+    # ---- inputs: retrieved documents and the question's vector ------------------------------------------------------
+    def _inputs(
+        self, question: str, documents: list[Document] | None, vector: list[float] | np.ndarray | None
+    ) -> tuple[list[str], np.ndarray | None, dict[str, Any]]:
+        """The retrieved names, the checked question vector and what `meta` says about both."""
+        names, retrieved = self.retrieved_names(documents)
+        checked, semantic = self._question_vector(question, vector)
+        inputs: dict[str, Any] = {"semantic": semantic}
+        if retrieved is not None:
+            inputs["retrieved"] = retrieved
+        return names, checked, inputs
+
+    def retrieved_names(self, documents: list[Document] | None) -> tuple[list[str], dict[str, Any] | None]:
+        """
+        The symbols a first pass's documents show, best first, and a report: how many documents, how many were
+        mapped to definitions and how (`symbol`, `lines`, `offsets`, `content`). Our splitter's chunks name their
+        symbol; any other chunk goes through `DefinitionLocator` (module docstring of `core.chunk_definitions`).
+        """
+        if not documents:
+            return [], None
+        names: list[str] = []
+        by = dict.fromkeys(HOW, 0)
+        mapped = 0
+        locator: DefinitionLocator | None = None
+        for document in documents:
+            meta = document.meta or {}
+            if "symbol" in meta or "chunker" in meta:  # our own chunk: its symbol (a module remainder has none)
+                name = meta.get("symbol")
+                if isinstance(name, str) and name:
+                    mapped += 1
+                    by["symbol"] += 1
+                    names.append(name)
+                continue
+            locator = locator or self._definition_locator()
+            located = locator.locate(meta, document.content)
+            if located.how is not None:
+                mapped += 1
+                by[located.how] += 1
+                names.extend(located.names)
+        report: dict[str, Any] = {
+            "documents": len(documents),
+            "mapped": mapped,
+            "by": {how: count for how, count in by.items() if count},
+        }
+        if mapped == 0 and locator is not None:
+            report["warning"] = (
+                f"none of the {len(documents)} retrieved documents could be mapped to the dictionary's definitions: "
+                "their meta names no file the dictionary knows (set `file_path_field` to the field that does) and "
+                "their text defines none of its names"
+            )
+            self._warn_once("retrieved", report["warning"])
+        return list(dict.fromkeys(names)), report
+
+    def _definition_locator(self) -> DefinitionLocator:
+        dictionary = self.handle.dictionary
+        held = self._locator
+        if held is None or held[0] is not dictionary:
+            held = (dictionary, DefinitionLocator(dictionary, file_path_field=self.file_path_field))
+            self._locator = held
+        return held[1]
+
+    def _question_vector(
+        self, question: str, vector: list[float] | np.ndarray | None
+    ) -> tuple[np.ndarray | None, dict[str, Any]]:
+        """The question's vector checked against the symbol cards (or embedded with `text_embedder`), and a report."""
+        if vector is None and self.text_embedder is None:
+            return None, {"used": False, "reason": "no question vector"}
+        cards = self.handle.cards()
+        if cards is None or len(cards) == 0:
+            message = (
+                "a question vector was given but the dictionary has no symbol cards, so there are no semantic hints: "
+                "build them with AliasDictionaryBuilder(embedder=...) (or `code-alias index`)"
+            )
+            self._warn_once("cards", message)
+            return None, {"used": False, "reason": "no symbol cards"}
+        source = "question_vector"
+        if vector is None:
+            if self._checked_cards is not cards:
+                check_same_model(cards, self.text_embedder)
+                self._checked_cards = cards
+            vector = self.text_embedder.run(text=question)["embedding"]
+            source = "text_embedder"
+        checked = check_question_vector(cards, vector)
+        return checked, {"used": True, "source": source, "cards": len(cards)}
+
+    def _warn_once(self, key: str, message: str) -> None:
+        if key not in self._warned:
+            self._warned.add(key)
+            logger.warning("%s", message)
+
     def _resolve_mode(self, question: str, mode: str | None) -> str:
         if not isinstance(question, str) or not question.strip():
             raise ValueError("question must be a non-empty string")
@@ -456,13 +595,26 @@ class ConstrainedQueryRewriter(UsesDictionary):
             raise ValueError(f"mode must be one of {', '.join(MODES)} or None, got {mode!r}")
         return mode or ("llm" if self.chat_generator is not None else "dictionary")
 
-    def _plan(self, question: str, started: float, retrieved: list[str], vector: np.ndarray | None = None) -> _Plan:
+    def _plan(
+        self,
+        question: str,
+        started: float,
+        retrieved: list[str],
+        vector: np.ndarray | None = None,
+        inputs: dict[str, Any] | None = None,
+    ) -> _Plan:
         """Cache look-up, hints, prompt and generation kwargs; `result` is set when no LLM call is needed."""
         dictionary = self.handle.dictionary
         cache = self._current_cache(dictionary.version) if self.chat_generator is not None else None
         key = cache_key(question, dictionary.version, self.config_fingerprint()) if cache is not None else None
         plan = _Plan(
-            question=question, started=started, version=dictionary.version, key=key, retrieved=retrieved, vector=vector
+            question=question,
+            started=started,
+            version=dictionary.version,
+            key=key,
+            retrieved=retrieved,
+            vector=vector,
+            inputs=inputs or {},
         )
         if cache is not None and key is not None:
             cached = cache.get(key)
@@ -641,6 +793,7 @@ class ConstrainedQueryRewriter(UsesDictionary):
             "hints_offered": len(plan.hint_dicts),
             "raw_answer": raw_answer[:RAW_ANSWER_CHARS] if isinstance(raw_answer, str) else None,
             "problems": problems,
+            **plan.inputs,
         }
 
     # ---- cache -----------------------------------------------------------------------------------------------
@@ -803,6 +956,10 @@ class ConstrainedQueryRewriter(UsesDictionary):
             cache_size=self.cache_size,
             cache_path=self.cache_path,
             log_path=self.log_path,
+            file_path_field=self.file_path_field,
+            text_embedder=component_to_dict(self.text_embedder, name="text_embedder")
+            if self.text_embedder is not None
+            else None,
         )
 
     @classmethod
@@ -810,6 +967,8 @@ class ConstrainedQueryRewriter(UsesDictionary):
         init_params = data.get("init_parameters", {})
         if init_params.get("chat_generator") is not None:
             deserialize_chatgenerator_inplace(init_params, key="chat_generator")
+        if init_params.get("text_embedder") is not None:
+            deserialize_component_inplace(init_params, key="text_embedder")
         return default_from_dict(cls, with_current_type(data))
 
 
@@ -851,6 +1010,18 @@ def retrieved_symbols(documents: list[Document] | None) -> list[str]:
     return names
 
 
-def _with_evidence(result: dict[str, Any]) -> dict[str, Any]:
-    """The rewrite's outputs plus `symbol_evidence`, built from its hints."""
-    return {**result, "symbol_evidence": SymbolEvidence.from_hints(result.get("hints", []))}
+def stock_queries(question: str, rewritten: str, symbols: list[str], packages: list[str]) -> dict[str, str]:
+    """
+    The queries for stock retrievers: `lexical_query` = the question, then each chosen symbol and package with its
+    word split (`withStripeBackoff with stripe backoff`), which a keyword retriever's tokenizer matches whether it
+    keeps identifiers whole or not; `embedding_query` = the rewritten question. Measured on stock Haystack
+    pipelines: BENCHMARKS.md 14.
+    """
+    composed = compose_query(question, rewritten=rewritten, symbols=symbols, packages=packages, expand_bm25_query=True)
+    return {"lexical_query": composed.bm25_query, "embedding_query": composed.embedding_query}
+
+
+def _with_evidence(question: str, result: dict[str, Any]) -> dict[str, Any]:
+    """The rewrite's outputs plus `symbol_evidence` (built from its hints) and the queries for stock retrievers."""
+    queries = stock_queries(question, result["rewritten"], result["symbols"], result["packages"])
+    return {**result, **queries, "symbol_evidence": SymbolEvidence.from_hints(result.get("hints", []))}
