@@ -17,7 +17,7 @@ from ..core.cards import CARDS_PREFIX, cards_prefix
 from ..core.model import AliasDictionary, DictionaryError
 from ..core.repositories import check_repo_name, merge_part, part_of
 from ..core.walker import DEFAULT_EXCLUDED_DIRS, WalkConfig
-from ..paths import DICTIONARY_FILE, INDEX_DIR_ENV, index_dir_for_root
+from ..paths import DICTIONARY_FILE, INDEX_DIR_ENV, index_dir_for_root, resolve_index_dir
 from .card_vectors import component_embedder, embedder_identity, refresh_card_vectors
 from .dictionary_handle import DictionaryHandle, dictionary_file
 from .index_delta import load_index_dictionary
@@ -116,8 +116,10 @@ class AliasDictionaryBuilder:
 
     def _location(self, root: str | None) -> Path:
         """The dictionary's logical file (class docstring: `dictionary_path`, `index_dir`)."""
-        if self.dictionary_path or self.index_dir or os.environ.get(INDEX_DIR_ENV) or root is None:
+        if self.dictionary_path or self.index_dir or os.environ.get(INDEX_DIR_ENV):
             return dictionary_file(self.dictionary_path, self.index_dir)
+        if root is None:
+            return resolve_index_dir(None) / DICTIONARY_FILE  # `documents` alone: no tree to put it in
         folder, moved = index_dir_for_root(Path(root).resolve())
         if moved:
             logger.info("{moved}", moved=moved)

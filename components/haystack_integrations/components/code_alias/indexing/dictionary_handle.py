@@ -7,6 +7,7 @@ handle per file so a server loads it once and sees a re-index without a restart.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,7 +18,7 @@ from ..core.cards import CardsError, SymbolCards, cards_prefix, newest_cards_fil
 from ..core.graph import ReferenceGraph
 from ..core.hints import HintIndex
 from ..core.model import AliasDictionary
-from ..paths import DICTIONARY_FILE, resolve_index_dir
+from ..paths import DICTIONARY_FILE, INDEX_DIR_ENV, find_index_dir, resolve_index_dir
 from .index_delta import chain_stamp, load_dictionary
 from .index_files import Artifact, current_manifest, resolve_dictionary_file
 from .registry import WeakRegistry
@@ -26,8 +27,16 @@ logger = logging.getLogger(__name__)
 
 
 def dictionary_file(dictionary_path: str | None, index_dir: str | None) -> Path:
-    """`dictionary_path` if given, else `<index dir>/dictionary.json`."""
-    return Path(dictionary_path) if dictionary_path else resolve_index_dir(index_dir) / DICTIONARY_FILE
+    """
+    `dictionary_path` if given, else `<index dir>/dictionary.json`: `index_dir`, else `$CODE_ALIAS_INDEX_DIR`, else
+    the index of the current folder found as git finds its repository (a `.code-alias` here or in a parent, or the
+    folder this tree was indexed into), else `./.code-alias`.
+    """
+    if dictionary_path:
+        return Path(dictionary_path)
+    if index_dir or os.environ.get(INDEX_DIR_ENV):
+        return resolve_index_dir(index_dir) / DICTIONARY_FILE
+    return (find_index_dir(Path.cwd()) or resolve_index_dir(None)) / DICTIONARY_FILE
 
 
 class DictionaryHandle:

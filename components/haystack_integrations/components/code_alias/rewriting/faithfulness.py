@@ -288,8 +288,10 @@ class SymbolFaithfulnessFilter(UsesDictionary):
     # ['withStripeBackoff'] ['@acme/payments-core'] [{'name': 'retryPaymentsHelper', 'kind': 'symbol', ...}]
     ```
 
-    :param dictionary_path: The dictionary file; None = `<index dir>/dictionary.json`.
-    :param index_dir: The index folder; None = `$CODE_ALIAS_INDEX_DIR` or `./.code-alias`.
+    :param dictionary_path: The dictionary file (as `AliasDictionaryBuilder` saved it); None = the index folder's
+        current dictionary (`<index dir>/dictionary.json` names it; the folder holds `dictionary-<build>.json`).
+    :param index_dir: The index folder; None = `$CODE_ALIAS_INDEX_DIR`, else the `.code-alias` folder of the
+        current folder or its nearest parent that has one (as git finds its repository), else `./.code-alias`.
     :param scrub_text: Also remove identifier-looking words of the rewritten text that the dictionary lacks.
     """
 
