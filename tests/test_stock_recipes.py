@@ -150,17 +150,40 @@ def test_stock_elasticsearch_recipe(repo: Path) -> None:
         store.client.indices.delete(index=where["store_index"], ignore_unavailable=True)
 
 
-def test_readme_stock_snippet_runs(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The README's python block of its stock-pipeline section, with `path/to/repo` a copy of the fixture."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## In your own Haystack pipeline", 1)[1].split("\n## ", 1)[0]
-    blocks = re.findall(r"```python\n(.*?)```", section, flags=re.S)
-    assert len(blocks) == 1, "the section has one python snippet"
-    workdir = tmp_path / "work"
+def run_snippet(code: str, repo: Path, workdir: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """Run a documentation snippet in `workdir`, where `path/to/repo` is a copy of the fixture repository and
+    `pipelines/` the recipes; the model name stands for its packaged copy."""
     shutil.copytree(repo, workdir / "path/to/repo")
+    shutil.copytree(PIPELINES, workdir / "pipelines")
     monkeypatch.chdir(workdir)
     monkeypatch.delenv("CODE_ALIAS_INDEX_DIR", raising=False)
-    code = blocks[0].replace(MODEL_NAME, resolve_model("all-MiniLM-L6-v2")[0])
+    model = resolve_model("all-MiniLM-L6-v2")[0]
+    if "pipelines/" in code or 'Path("pipelines"' in code:
+        for path in (workdir / "pipelines").glob("*.yml"):
+            path.write_text(path.read_text(encoding="utf-8").replace(MODEL_NAME, model), encoding="utf-8")
     namespace: dict[str, Any] = {}
-    exec(compile(code, "README.md (stock pipeline)", "exec"), namespace)
+    exec(compile(code.replace(MODEL_NAME, model), "snippet", "exec"), namespace)
+    return namespace
+
+
+def python_blocks(markdown: str, heading: str) -> list[str]:
+    section = markdown.split(heading, 1)[1]
+    level = heading.split(" ", 1)[0]
+    section = re.split(rf"\n{level} ", section, maxsplit=1)[0]
+    return re.findall(r"```python\n(.*?)```", section, flags=re.S)
+
+
+def test_readme_stock_snippet_runs(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's python block of its stock-pipeline section."""
+    blocks = python_blocks((ROOT / "README.md").read_text(encoding="utf-8"), "## In your own Haystack pipeline")
+    assert len(blocks) == 1, "the section has one python snippet"
+    namespace = run_snippet(blocks[0], repo, tmp_path / "work", monkeypatch)
+    assert namespace["result"]["bm25"]["documents"][0].meta["file_path"].endswith(RETRY_FILE)
+
+
+def test_docs_recipe_snippet_runs(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/stock-pipelines.md: the YAML recipes loaded and run as its Recipes section shows."""
+    docs = (ROOT / "docs" / "stock-pipelines.md").read_text(encoding="utf-8")
+    blocks = python_blocks(docs, "## Recipes (YAML, in `pipelines/`)")
+    namespace = run_snippet(blocks[0], repo, tmp_path / "work", monkeypatch)
     assert namespace["result"]["bm25"]["documents"][0].meta["file_path"].endswith(RETRY_FILE)
