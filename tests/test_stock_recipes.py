@@ -187,3 +187,20 @@ def test_docs_recipe_snippet_runs(repo: Path, tmp_path: Path, monkeypatch: pytes
     blocks = python_blocks(docs, "## Recipes (YAML, in `pipelines/`)")
     namespace = run_snippet(blocks[0], repo, tmp_path / "work", monkeypatch)
     assert namespace["result"]["bm25"]["documents"][0].meta["file_path"].endswith(RETRY_FILE)
+
+
+PUBLIC = {"AliasDictionaryBuilder", "ConstrainedQueryRewriter", "SymbolFaithfulnessFilter"}
+
+
+@pytest.mark.parametrize("path", sorted(PIPELINES.glob("stock_*.yml")), ids=lambda p: p.name)
+def test_stock_recipes_use_haystack_components_and_only_the_three_of_ours(path: Path) -> None:
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    ours = {
+        spec["type"].rsplit(".", 1)[-1]
+        for spec in data["components"].values()
+        if spec["type"].startswith("haystack_integrations.components.code_alias.")
+    }
+    assert ours and ours <= PUBLIC, f"{path.name} uses {ours - PUBLIC}"
+    pipeline = Pipeline.from_dict(local(data))
+    again = Pipeline.loads(pipeline.dumps())
+    assert again.to_dict()["components"] == pipeline.to_dict()["components"]
