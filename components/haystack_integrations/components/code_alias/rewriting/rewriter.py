@@ -567,19 +567,23 @@ class ConstrainedQueryRewriter(UsesDictionary):
             return None, {"used": False, "reason": "no question vector"}
         cards = self.handle.cards()
         if cards is None or len(cards) == 0:
+            given = "a question vector was" if vector is not None else "a text embedder is"
             message = (
-                "a question vector was given but the dictionary has no symbol cards, so there are no semantic hints: "
+                f"{given} given but the dictionary has no symbol cards, so there are no semantic hints: "
                 "build them with AliasDictionaryBuilder(embedder=...) (or `code-alias index`)"
             )
             self._warn_once("cards", message)
             return None, {"used": False, "reason": "no symbol cards"}
         source = "question_vector"
-        if vector is None:
+        embedder = self.text_embedder
+        if vector is None and embedder is not None:
             if self._checked_cards is not cards:
-                check_same_model(cards, self.text_embedder)
+                check_same_model(cards, embedder)
                 self._checked_cards = cards
-            vector = self.text_embedder.run(text=question)["embedding"]
+            vector = embedder.run(text=question)["embedding"]
             source = "text_embedder"
+        if vector is None:
+            return None, {"used": False, "reason": "no question vector"}
         checked = check_question_vector(cards, vector)
         return checked, {"used": True, "source": source, "cards": len(cards)}
 
