@@ -28,16 +28,12 @@ from haystack.dataclasses import ChatMessage
 from haystack.utils import deserialize_chatgenerator_inplace, deserialize_component_inplace
 
 from .._legacy import with_current_type
-from ..core.cards import SymbolCards, check_question_vector
-from ..core.chunk_definitions import HOW, DefinitionLocator
 from ..core.compose import compose_query
 from ..core.hints import Hint, SymbolEvidence
 from ..core.llm_output import UnusableAnswer, parse_rewrite_answer, rewrite_json_schema
-from ..core.model import AliasDictionary
 from ..core.prompt_data import offered_hints, prompt_candidates, prompt_question
 from ..core.rewrite import INTENTS, Rewrite, classify_intent, compose_rewritten, dictionary_rewrite
 from ..errors import CodeAliasError
-from ..indexing.card_vectors import check_same_model
 from ..indexing.dictionary_handle import DictionaryHandle, UsesDictionary
 from .cache import RewriteCache, cache_key, config_fingerprint, make_rewrite_cache
 from .faithfulness import check_rewrite
@@ -56,6 +52,7 @@ from .generators import OPENAI_GENERATOR as OPENAI_GENERATOR
 from .generators import OPENAI_KEY_ENV_VARS as OPENAI_KEY_ENV_VARS
 from .generators import chat_generator_spec as chat_generator_spec
 from .generators import usable_chat_generator_spec as usable_chat_generator_spec
+from .inputs import RewriteInputs
 from .rewrite_log import RewriteLog
 
 logger = logging.getLogger(__name__)
@@ -267,9 +264,7 @@ class ConstrainedQueryRewriter(UsesDictionary):
         self.text_embedder = text_embedder
 
         self._handle: DictionaryHandle | None = None
-        self._locator: tuple[AliasDictionary, DefinitionLocator] | None = None
-        self._checked_cards: SymbolCards | None = None
-        self._warned: set[str] = set()
+        self._inputs_of = RewriteInputs(file_path_field=file_path_field, text_embedder=text_embedder)
         self._prompt_builder = ChatPromptBuilder(
             template=prompt_template or DEFAULT_PROMPT_TEMPLATE, required_variables=["question"]
         )
@@ -504,93 +499,15 @@ class ConstrainedQueryRewriter(UsesDictionary):
     ) -> tuple[list[str], np.ndarray | None, dict[str, Any]]:
         """The retrieved names, the checked question vector and what `meta` says about both."""
         names, retrieved = self.retrieved_names(documents)
-        checked, semantic = self._question_vector(question, vector)
+        checked, semantic = self._inputs_of.question_vector(self.handle, question, vector)
         inputs: dict[str, Any] = {"semantic": semantic}
         if retrieved is not None:
             inputs["retrieved"] = retrieved
         return names, checked, inputs
 
     def retrieved_names(self, documents: list[Document] | None) -> tuple[list[str], dict[str, Any] | None]:
-        """
-        The symbols a first pass's documents show, best first, and a report: how many documents, how many were
-        mapped to definitions and how (`symbol`, `lines`, `offsets`, `content`). Our splitter's chunks name their
-        symbol; any other chunk goes through `DefinitionLocator` (module docstring of `core.chunk_definitions`).
-        """
-        if not documents:
-            return [], None
-        names: list[str] = []
-        by = dict.fromkeys(HOW, 0)
-        mapped = 0
-        locator: DefinitionLocator | None = None
-        for document in documents:
-            meta = document.meta or {}
-            if "symbol" in meta or "chunker" in meta:  # our own chunk: its symbol (a module remainder has none)
-                name = meta.get("symbol")
-                if isinstance(name, str) and name:
-                    mapped += 1
-                    by["symbol"] += 1
-                    names.append(name)
-                continue
-            locator = locator or self._definition_locator()
-            located = locator.locate(meta, document.content)
-            if located.how is not None:
-                mapped += 1
-                by[located.how] += 1
-                names.extend(located.names)
-        report: dict[str, Any] = {
-            "documents": len(documents),
-            "mapped": mapped,
-            "by": {how: count for how, count in by.items() if count},
-        }
-        if mapped == 0 and locator is not None:
-            report["warning"] = (
-                f"none of the {len(documents)} retrieved documents could be mapped to the dictionary's definitions: "
-                "their meta names no file the dictionary knows (set `file_path_field` to the field that does) and "
-                "their text defines none of its names"
-            )
-            self._warn_once("retrieved", report["warning"])
-        return list(dict.fromkeys(names)), report
-
-    def _definition_locator(self) -> DefinitionLocator:
-        dictionary = self.handle.dictionary
-        held = self._locator
-        if held is None or held[0] is not dictionary:
-            held = (dictionary, DefinitionLocator(dictionary, file_path_field=self.file_path_field))
-            self._locator = held
-        return held[1]
-
-    def _question_vector(
-        self, question: str, vector: list[float] | np.ndarray | None
-    ) -> tuple[np.ndarray | None, dict[str, Any]]:
-        """The question's vector checked against the symbol cards (or embedded with `text_embedder`), and a report."""
-        if vector is None and self.text_embedder is None:
-            return None, {"used": False, "reason": "no question vector"}
-        cards = self.handle.cards()
-        if cards is None or len(cards) == 0:
-            given = "a question vector was" if vector is not None else "a text embedder is"
-            message = (
-                f"{given} given but the dictionary has no symbol cards, so there are no semantic hints: "
-                "build them with AliasDictionaryBuilder(embedder=...) (or `code-alias index`)"
-            )
-            self._warn_once("cards", message)
-            return None, {"used": False, "reason": "no symbol cards"}
-        source = "question_vector"
-        embedder = self.text_embedder
-        if vector is None and embedder is not None:
-            if self._checked_cards is not cards:
-                check_same_model(cards, embedder)
-                self._checked_cards = cards
-            vector = embedder.run(text=question)["embedding"]
-            source = "text_embedder"
-        if vector is None:
-            return None, {"used": False, "reason": "no question vector"}
-        checked = check_question_vector(cards, vector)
-        return checked, {"used": True, "source": source, "cards": len(cards)}
-
-    def _warn_once(self, key: str, message: str) -> None:
-        if key not in self._warned:
-            self._warned.add(key)
-            logger.warning("%s", message)
+        """The symbols a first pass's documents show, best first, and a report (`RewriteInputs.retrieved_names`)."""
+        return self._inputs_of.retrieved_names(self.handle.dictionary, documents)
 
     def _resolve_mode(self, question: str, mode: str | None) -> str:
         if not isinstance(question, str) or not question.strip():
