@@ -23,7 +23,8 @@ the stock `InMemoryBM25Retriever` (top 30 chunks):
 With `--hybrid` (a stock `InMemoryEmbeddingRetriever` on the same chunks embedded by the stock document embedder,
 joined with BM25 by `DocumentJoiner` in reciprocal-rank mode): `hybrid_raw` (question to both) against
 `hybrid_rewrite` (`lexical_query` to BM25, `embedding_query` to the embedder, retrieved + semantic hints) and
-`hybrid_rewrite_question` (the rewrite for BM25 only, the question to the embedder).
+`hybrid_rewrite_question` (the rewrite for BM25 only, the question to the embedder); and the embedding retriever
+alone, `embedding_question` against `embedding_rewrite` (`embedding_query` embedded).
 
 Ranked files are the chunks' files in order of first appearance; ranked symbols are the definitions each chunk shows
 (`core.chunk_definitions.DefinitionLocator`, the mapping the rewriter uses), deduplicated. Metrics as the harness's:
@@ -63,7 +64,7 @@ BM25_ROWS = (
     "rewritten_text",
     "joined",
 )
-HYBRID_ROWS = ("hybrid_raw", "hybrid_rewrite", "hybrid_rewrite_question")
+HYBRID_ROWS = ("hybrid_raw", "hybrid_rewrite", "hybrid_rewrite_question", "embedding_question", "embedding_rewrite")
 TOP_K = 30
 FIRST_PASS_K = 10
 SPLIT = {"split_by": "word", "split_length": 150, "split_overlap": 50}
@@ -340,7 +341,7 @@ def summarise(records: list[dict[str, Any]]) -> dict[str, Any]:
     rows = sorted({row for record in records for row in record["rows"]}, key=_row_order)
     summary: dict[str, Any] = {}
     for row in rows:
-        baseline = "hybrid_raw" if row.startswith("hybrid") else "raw"
+        baseline = {"hybrid": "hybrid_raw", "embedding": "embedding_question"}.get(row.split("_", 1)[0], "raw")
         entry: dict[str, Any] = {"baseline": baseline}
         for metric in METRICS:
             values = {r["id"]: r["rows"][row][metric] for r in records if metric in r["rows"].get(row, {})}
