@@ -4,6 +4,7 @@
     python benchmarks/stock_pipelines.py --set jsts --out benchmarks/results/stock-jsts.json
     python benchmarks/stock_pipelines.py --set sweqa --hybrid --repos pallets/flask,psf/requests \\
         --out benchmarks/results/stock-sweqa-hybrid.json
+    python benchmarks/stock_pipelines.py --compare benchmarks/results/stock-sweqa.json rewrite:rewrite_semantic
 
 Each corpus (a repository at the item's commit, materialised from the git mirrors by the harness's `CorpusCache`)
 is indexed by Haystack's own tutorial pipeline, nothing of ours: `TextFileToDocument` -> `DocumentSplitter` (word,
@@ -309,6 +310,8 @@ def run_corpus(
             lists["hybrid_rewrite_question"] = joiner.run(documents=[lists["rewrite_retrieved_semantic"], by_question])[
                 "documents"
             ]
+            lists["embedding_question"] = by_question
+            lists["embedding_rewrite"] = by_rewrite
         record: dict[str, Any] = {
             "id": item.id,
             "repo": item.repo,
@@ -376,16 +379,40 @@ def render(summary: dict[str, Any], header: str) -> str:
     return "\n".join(lines)
 
 
+def compare(report: Path, pairs: Sequence[str]) -> str:
+    """Rows of one report paired with each other: `A:B` = B against A, on the same questions."""
+    from haystack_integrations.components.code_alias.evaluation.metrics import paired_comparison
+
+    records = json.loads(report.read_text(encoding="utf-8"))["records"]
+    lines = []
+    for pair in pairs:
+        base, row = pair.split(":", 1)
+        cells = []
+        for metric in METRICS:
+            a = {r["id"]: r["rows"][base][metric] for r in records if metric in r["rows"].get(base, {})}
+            b = {r["id"]: r["rows"][row][metric] for r in records if metric in r["rows"].get(row, {})}
+            c = paired_comparison(a, b, metric=metric)
+            cells.append(f"{metric} {100 * c.delta:+.1f} ({c.wins}/{c.losses}, p {c.p_value:.2g})")
+        lines.append(f"{row} vs {base}: " + "; ".join(cells))
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--set", choices=sorted(SETS), required=True)
+    parser.add_argument("--compare", nargs="+", metavar=("REPORT", "A:B"), help="pair rows of a finished report")
+    parser.add_argument("--set", choices=sorted(SETS))
     parser.add_argument("--git-root", default="/work/.mirror")
     parser.add_argument("--cache-dir", default="/work/bench-cache")
     parser.add_argument("--repos", default="", help="comma-separated owner/name: only these repositories")
     parser.add_argument("--limit", type=int, default=0, help="at most this many questions per corpus (0 = all)")
     parser.add_argument("--hybrid", action="store_true", help="embed the chunks and add the hybrid rows")
-    parser.add_argument("--out", required=True, help="JSON report (records and summary); .md beside it")
+    parser.add_argument("--out", help="JSON report (records and summary); .md beside it")
     args = parser.parse_args(argv)
+    if args.compare:
+        print(compare(Path(args.compare[0]), args.compare[1:]))
+        return 0
+    if not args.set or not args.out:
+        parser.error("--set and --out are required (or --compare REPORT A:B ...)")
 
     from haystack_integrations.components.code_alias.evaluation.corpus import CorpusCache, CorpusResolver
     from haystack_integrations.components.code_alias.evaluation.golden import load_golden, load_swebench
