@@ -157,7 +157,8 @@ class ConstrainedQueryRewriter(UsesDictionary):
 
     In a stock Haystack pipeline (your splitter, store, retrievers and embedder), connect `lexical_query` to a
     keyword retriever (`InMemoryBM25Retriever`, `ElasticsearchBM25Retriever`...: the question plus the chosen
-    identifiers and their word splits) and `embedding_query` to the text embedder of an embedding retriever. Feed
+    identifiers and their word splits); beside it, give an embedding retriever the question's own vector, and
+    `embedding_query` to the text embedder of an embedding retriever used alone. Feed
     the first pass's documents back as `retrieved_documents` (any splitter's chunks: they are mapped to the
     dictionary's definitions by file and lines, offsets or the names they define), and give `text_embedder` (or
     a `question_vector`) when the dictionary was built with `AliasDictionaryBuilder(embedder=...)`. Measured:
