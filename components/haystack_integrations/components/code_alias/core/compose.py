@@ -3,7 +3,7 @@
 BM25 gets the user's question as written: the rewrite's symbols reach the ranking through their own list
 (`SymbolDefinitionRetriever`, fused by reciprocal rank), which measured better than adding them to the BM25
 text. `expand_bm25_query=True` adds them to the text: what a stock keyword retriever needs, having no definitions
-list (the rewriter's `lexical_query`; BENCHMARKS.md 15). The embedder
+list (the rewriter's `lexical_query`; BENCHMARKS.md 16). The embedder
 gets the rewritten question. Filters from packages are optional: a wrong package filter loses the answer,
 so it is off unless asked for.
 """

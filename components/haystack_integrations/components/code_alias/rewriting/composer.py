@@ -37,7 +37,7 @@ class QueryComposer:
     through their definitions list, which measured better than expanding the text (BENCHMARKS.md 2d). With a stock
     keyword retriever (`InMemoryBM25Retriever`, `ElasticsearchBM25Retriever`, ...) there is no definitions list:
     turn it on (or connect the rewriter's `lexical_query`, the same text), which is where the rewrite's gain comes
-    from in a stock pipeline (BENCHMARKS.md 15); a stock embedder gets `embedding_query` either way.
+    from in a stock pipeline (BENCHMARKS.md 16); a stock embedder gets `embedding_query` either way.
 
     :param expand_bm25_query: Append the rewrite's symbols and packages (and their word splits) to the BM25 text;
         off by default, for this project's retrievers (see above); on for a stock keyword retriever.

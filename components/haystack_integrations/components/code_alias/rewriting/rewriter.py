@@ -162,7 +162,7 @@ class ConstrainedQueryRewriter(UsesDictionary):
     the first pass's documents back as `retrieved_documents` (any splitter's chunks: they are mapped to the
     dictionary's definitions by file and lines, offsets or the names they define), and give `text_embedder` (or
     a `question_vector`) when the dictionary was built with `AliasDictionaryBuilder(embedder=...)`. Measured:
-    BENCHMARKS.md 15; recipes: docs/stock-pipelines.md.
+    BENCHMARKS.md 16; recipes: docs/stock-pipelines.md.
 
     :param dictionary_path: The dictionary file (as `AliasDictionaryBuilder` saved it); None = the index folder's
         current dictionary (`<index dir>/dictionary.json` names it; the folder holds `dictionary-<build>.json`).
@@ -937,7 +937,7 @@ def stock_queries(question: str, rewritten: str, symbols: list[str], packages: l
     The queries for stock retrievers: `lexical_query` = the question, then each chosen symbol and package with its
     word split (`withStripeBackoff with stripe backoff`), which a keyword retriever's tokenizer matches whether it
     keeps identifiers whole or not; `embedding_query` = the rewritten question. Measured on stock Haystack
-    pipelines: BENCHMARKS.md 15.
+    pipelines: BENCHMARKS.md 16.
     """
     composed = compose_query(question, rewritten=rewritten, symbols=symbols, packages=packages, expand_bm25_query=True)
     return {"lexical_query": composed.bm25_query, "embedding_query": composed.embedding_query}
