@@ -254,6 +254,7 @@ MODULE_STATE = {
     ("indexing/dictionary_handle.py", "DictionaryHandle._open"): "the weak registry of open dictionary handles",
     ("indexing/index_files.py", "FolderFiles._open"): "the weak registry of open folders' files, below `CodeIndex`",
     ("indexing/index_files.py", "_PINNED"): "a context variable (module level, as Python requires): per query",
+    ("indexing/generation.py", "_PINNED"): "a context variable (module level, as Python requires): per question",
     ("indexing/index_files.py", "LEGACY_NAMES"): "a constant table, never written",
     ("indexing/index_files.py", "_PATTERNS"): "a constant table, never written",
     ("indexing/index_delta.py", "_SMALL_FIELDS"): "a constant set of field names, never written",

@@ -21,6 +21,7 @@ registry holds its objects weakly: when no search, pipeline or store uses a fold
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import threading
 from collections import Counter
@@ -34,12 +35,22 @@ import numpy as np
 from haystack import Document
 
 from ..paths import DICTIONARY_FILE
+from . import index_delta
 from .dictionary_handle import DictionaryHandle
-from .index_files import FolderFiles
+from .generation import IndexGeneration, pinned_generation, pinning
+from .index_files import (
+    Artifact,
+    FolderFiles,
+    IndexDamagedError,
+    IndexManifest,
+    check_artifact,
+    current_manifest,
+    rebuild_hint,
+)
 from .registry import WeakRegistry
 from .store_cache import Prepared, StoreCaches
 
-__all__ = ["CodeIndex", "DocumentSet", "Generation"]
+__all__ = ["CodeIndex", "DocumentSet", "Generation", "IndexGeneration"]
 
 # (which document set, its change count): unique in the process, so a value cached for one set is never
 # mistaken for another's (a folder closed and opened again starts a new set, not the old count again).
@@ -79,6 +90,8 @@ class DocumentSet:
     # Set while a sync of this process is saving the next build and will hand it over itself (`holding`): the
     # served set keeps what it holds instead of reading the new files back meanwhile.
     held: bool = False
+    # The manifest of the build this set holds (as loaded, or as handed over): a question pins it with the chunks.
+    manifest: IndexManifest | None = None
 
     @property
     def generation(self) -> Generation:
@@ -103,9 +116,19 @@ class DocumentSet:
         self.on_disk = None
         self.set_chunks(storage, stats_pending=True)
 
+    def snapshot(self) -> DocumentSet:
+        """
+        This set as it is now, for one question (`IndexGeneration`): the same chunk and vector objects, never
+        copied. The set's own changes replace those objects (`replace`, `set_chunks`, `changed`) rather than edit
+        them, so what the snapshot holds stays as it was; only a writer's set is edited in place, and writers'
+        sets are never served.
+        """
+        return dataclasses.replace(self)
+
     def clear(self) -> None:
         """Forget the chunks and what was known about them (the saved file stays)."""
         self.loaded = None
+        self.manifest = None
         self.saved_generation = None
         self.lines = None
         self.on_disk = None
@@ -144,8 +167,11 @@ class CodeIndex:
         # dictionary handle's reads below find it.
         self.files = FolderFiles.of(self.folder)
         self.dictionary = DictionaryHandle.for_path(self.folder / DICTIONARY_FILE)
-        # The values derived from the chunks (BM25 index, vector matrix, definition map), by store name.
-        self.derived = StoreCaches()
+        # Questions in flight by the generation of the served chunks they pinned (`pinned`).
+        self._live: Counter[Any] = Counter()
+        # The values derived from the chunks (BM25 index, vector matrix, definition map), by store name; a value of
+        # an older generation stays while a question in flight reads that generation.
+        self.derived = StoreCaches(keep=self.live)
 
     @staticmethod
     def served_name(folder: Path) -> str:
@@ -190,6 +216,110 @@ class CodeIndex:
         """
         return self.derived.prepare(self.served.name, documents)
 
+    # ---- loading and pinning the served build ----------------------------------------------------------------
+    def load(self, documents: DocumentSet, *, keep_lines: bool = False) -> None:
+        """
+        Make `documents` (the served set, or a writer's copy) hold the folder's current build, reading it only when
+        it changed; a set held by a sync of this process (`holding`) keeps what it has.
+
+        The manifest is read under the lock: a sync of this process that saves a build and hands it over
+        (`store.serve_documents`) does both under it, so no reader can load the build it replaced after that.
+
+        :param keep_lines: Keep each chunk's saved JSON line (a writer's copy: its first save is a delta already).
+        :raises IndexDamagedError: A missing or damaged file (named, with the fix).
+        """
+        with self.lock:
+            if documents.held and documents.loaded is not None:
+                return  # this process is handing a build over (`holding`): serve the old one until then
+            stamped = current_stamp(self.folder)
+            if stamped is None:
+                return  # nothing saved yet: keep what this process holds (a first build in progress)
+            stamp, artifact, manifest = stamped
+            if documents.loaded == stamp:
+                documents.manifest = manifest  # the same files (e.g. a vector count restamped): this manifest
+                return
+            lines: dict[str, tuple[Document, str]] | None = {} if keep_lines else None
+            vectors: dict[str, tuple[Document, np.ndarray]] = {}
+            loaded = [] if artifact is None else index_delta.load_documents(self.folder, artifact, lines, vectors)
+            storage: dict[str, Document] = {}
+            for document in loaded:
+                if document.id in storage:
+                    path = self.folder / (artifact.file if artifact is not None else "?")
+                    raise IndexDamagedError(f"{path}: chunk id {document.id} twice; {rebuild_hint(self.folder)}")
+                storage[document.id] = document
+            # In one step, so a request in another thread sees the old chunks or the new ones, never half of them.
+            documents.replace(storage)
+            documents.vectors = vectors
+            if lines is not None and artifact is not None and len(lines) == len(loaded):
+                documents.lines = lines
+                documents.on_disk = artifact.chain()
+            documents.loaded = stamp
+            documents.manifest = manifest
+            documents.saved_generation = documents.generation
+
+    def pinned_generation(self) -> IndexGeneration | None:
+        """The generation this context (one question) pinned for this folder (`pinned`), if any."""
+        return pinned_generation(str(self.folder))
+
+    def current_generation(self, *, documents: bool = True) -> IndexGeneration:
+        """
+        What a question starting now reads: the served build's chunks, manifest, dictionary and hint index, all of
+        one build. The served chunks are brought to the current build first (unless a sync of this process holds
+        them to hand its build over itself), then the dictionary handle to the same manifest, under the folder's
+        lock, so that no handover (which takes the lock) falls between the two.
+
+        :param documents: Load and pin the chunks (False where they live elsewhere, e.g. Elasticsearch: then the
+            manifest and the dictionary are pinned).
+        :raises IndexDamagedError: A missing or damaged file.
+        :raises DictionaryError: No dictionary, or a damaged one.
+        """
+        with self.lock:
+            served: DocumentSet | None = None
+            if documents:
+                self.load(self.served)
+                served = self.served.snapshot()
+                manifest = (
+                    served.manifest if served.loaded is not None else FolderFiles.of(self.folder).manifest(self.folder)
+                )
+            else:
+                manifest = FolderFiles.of(self.folder).manifest(self.folder)
+            dictionary, hints = self.dictionary.at(manifest)
+            return IndexGeneration(
+                folder=self.folder, manifest=manifest, documents=served, dictionary=dictionary, hints=hints
+            )
+
+    @contextmanager
+    def pinned(self, *, documents: bool = True) -> Iterator[IndexGeneration]:
+        """
+        For the block, this context (one question) reads one generation of the index (`current_generation`, or the
+        one an enclosing block already pinned: a question asked again narrowed stays on its build): every store,
+        dictionary handle and derived cache of this folder reads it, and none of them reloads or swaps what other
+        questions are served meanwhile.
+        """
+        outer = self.pinned_generation()
+        if outer is not None:
+            yield outer
+            return
+        generation = self.current_generation(documents=documents)
+        key = generation.documents.generation if generation.documents is not None else None
+        with self.lock:
+            if key is not None:
+                self._live[key] += 1
+        try:
+            with pinning(generation):
+                yield generation
+        finally:
+            with self.lock:
+                if key is not None:
+                    self._live[key] -= 1
+                    if self._live[key] <= 0:
+                        del self._live[key]
+
+    def live(self, generation: object) -> bool:
+        """Whether a question in flight reads the served chunks of `generation` (their derived values are kept)."""
+        with self.lock:
+            return generation in self._live
+
     def writers(self) -> list[str]:
         """The writers with a private copy now."""
         with self.lock:
@@ -213,3 +343,19 @@ class CodeIndex:
 
     def __repr__(self) -> str:
         return f"CodeIndex({str(self.folder)!r})"
+
+
+def current_stamp(folder: Path) -> tuple[tuple[str, int], Artifact | None, IndexManifest] | None:
+    """(stamp, documents artefact, manifest) of the folder's current build; None before the first save."""
+    manifest = current_manifest(folder)
+    if manifest is None:
+        return None
+    artifact = manifest.documents
+    if artifact is None:
+        return (f"<no documents: build {manifest.build}>", 0), None, manifest
+    if not manifest.legacy:
+        check_artifact(folder, artifact)
+    try:
+        return index_delta.chain_stamp(folder, artifact), artifact, manifest
+    except FileNotFoundError as error:
+        raise IndexDamagedError(f"{folder / artifact.file}: missing; {rebuild_hint(folder)}") from error

@@ -17,10 +17,11 @@ from typing import Any, ClassVar, TypeVar
 from ..core.cards import CardsError, SymbolCards, cards_prefix, newest_cards_file
 from ..core.graph import ReferenceGraph
 from ..core.hints import HintIndex
-from ..core.model import AliasDictionary
+from ..core.model import AliasDictionary, DictionaryError
 from ..paths import DICTIONARY_FILE, INDEX_DIR_ENV, find_index_dir, resolve_index_dir
+from .generation import IndexGeneration, pinned_generation
 from .index_delta import chain_stamp, load_dictionary
-from .index_files import Artifact, current_manifest, resolve_dictionary_file
+from .index_files import Artifact, IndexManifest, current_manifest, pinned_manifest, resolve_dictionary_file
 from .registry import WeakRegistry
 
 logger = logging.getLogger(__name__)
@@ -51,6 +52,9 @@ class DictionaryHandle:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        # The index folder this handle serves the current dictionary of (`<index dir>/dictionary.json`): a question
+        # that pinned a generation of it reads that generation's dictionary (`generation.pinning`).
+        self._folder_key = str(path.parent.resolve()) if path.name == DICTIONARY_FILE else None
         self._lock = threading.Lock()
         self._stamp: tuple[str, int] | None = None
         self._dictionary: AliasDictionary | None = None
@@ -132,9 +136,35 @@ class DictionaryHandle:
         with self._lock:
             return self._hints is not None
 
-    def _current(self) -> tuple[AliasDictionary, HintIndex]:
+    def _pinned(self) -> IndexGeneration | None:
+        """The generation the current question pinned for this handle's folder, when it holds a dictionary."""
+        if self._folder_key is None:
+            return None
+        generation = pinned_generation(self._folder_key)
+        return generation if generation is not None and generation.dictionary is not None else None
+
+    def at(self, manifest: IndexManifest | None) -> tuple[AliasDictionary | None, HintIndex | None]:
+        """
+        The dictionary and hint index of the build `manifest` names, made what this handle serves (read when the
+        handle holds another). `CodeIndex.current_generation` calls it with the manifest of the chunks it serves,
+        so that a question's dictionary and chunks are of one build.
+
+        :returns: (None, None) when the build has no readable dictionary (the question then says why, as before).
+        """
+        if manifest is None or self._folder_key is None:
+            return None, None
+        try:
+            with pinned_manifest(self.path.parent, manifest):
+                return self._current(follow_hold=False)
+        except (DictionaryError, OSError):
+            return None, None
+
+    def _current(self, *, follow_hold: bool = True) -> tuple[AliasDictionary, HintIndex]:
+        pinned = self._pinned()
+        if pinned is not None and pinned.dictionary is not None and pinned.hints is not None:
+            return pinned.dictionary, pinned.hints
         with self._lock:
-            if self._held and self._dictionary is not None and self._hints is not None:
+            if follow_hold and self._held and self._dictionary is not None and self._hints is not None:
                 return self._dictionary, self._hints
         path, stamp, artifact = self._stamp_now()
         with self._lock:
@@ -214,7 +244,7 @@ class StaticDictionaryHandle(DictionaryHandle):
     def cards(self) -> SymbolCards | None:
         return self._static_cards
 
-    def _current(self) -> tuple[AliasDictionary, HintIndex]:
+    def _current(self, *, follow_hold: bool = True) -> tuple[AliasDictionary, HintIndex]:
         assert self._dictionary is not None and self._hints is not None
         return self._dictionary, self._hints
 

@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from types import EllipsisType
 from typing import Any, ClassVar, Literal
 
 from filelock import FileLock, Timeout
@@ -301,15 +302,25 @@ def current_manifest(folder: Path) -> IndexManifest | None:
     return FolderFiles.of(folder).manifest(folder)
 
 
+def fresh_manifest(folder: Path) -> IndexManifest | None:
+    """The folder's manifest as the file says now (`FolderFiles.manifest`), whatever this context pinned."""
+    return FolderFiles.of(folder).manifest(folder)
+
+
 @contextmanager
-def pinned_manifest(folder: Path) -> Iterator[IndexManifest | None]:
-    """Within the block, every reader of `folder` in this context sees one manifest (one query, one build)."""
-    manifest = current_manifest(folder)
+def pinned_manifest(
+    folder: Path, manifest: IndexManifest | EllipsisType | None = ...
+) -> Iterator[IndexManifest | None]:
+    """
+    Within the block, every reader of `folder` in this context sees one manifest: `manifest` when given, else the
+    current one. `CodeIndex.pinned` pins the manifest of the generation it serves (its chunks and dictionary).
+    """
+    chosen = current_manifest(folder) if isinstance(manifest, EllipsisType) else manifest
     pinned = dict(_PINNED.get() or {})
-    pinned[str(folder.absolute())] = manifest
+    pinned[str(folder.absolute())] = chosen
     token = _PINNED.set(pinned)
     try:
-        yield manifest
+        yield chosen
     finally:
         _PINNED.reset(token)
 

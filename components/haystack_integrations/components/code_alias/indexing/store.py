@@ -21,21 +21,18 @@ from .._legacy import with_current_type
 from ..core.model import AliasDictionary
 from ..paths import resolve_index_dir
 from . import index_delta
-from .code_index import CodeIndex, DocumentSet, Generation
+from .code_index import CodeIndex, DocumentSet, Generation, current_stamp
 from .documents_file import IndexNotFoundError as IndexNotFoundError
 from .documents_file import documents_file_bytes
 from .documents_file import read_documents as read_documents
 from .documents_file import write_documents_file as write_documents_file
 from .index_files import (
     Artifact,
-    IndexDamagedError,
     IndexManifest,
     artifact_path,
-    check_artifact,
     commit,
     current_manifest,
     new_build_id,
-    rebuild_hint,
     stage,
     stage_delta,
     stage_dictionary,
@@ -85,7 +82,7 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
         self.writer = writer
         self._folder = resolve_index_dir(index_dir)
         self.code_index = CodeIndex.open(self._folder)
-        self._documents: DocumentSet = self.code_index.documents(writer)
+        self._own: DocumentSet = self.code_index.documents(writer)
         super().__init__(
             index=self._documents.name,
             shared=False,  # the chunks live on the folder's `CodeIndex` (the properties below), not in Haystack's
@@ -93,6 +90,18 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
             return_embedding=return_embedding,
         )
         self._load_if_changed()
+
+    @property
+    def _documents(self) -> DocumentSet:
+        """
+        The chunks this store reads: a writer's private copy; for the served chunks, the generation the current
+        question pinned (`CodeIndex.pinned`), else what the folder serves now.
+        """
+        if self.writer is None:
+            generation = self.code_index.pinned_generation()
+            if generation is not None and generation.documents is not None:
+                return generation.documents
+        return self._own
 
     @property
     def derived(self) -> StoreCaches:
@@ -144,47 +153,14 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
         return default_from_dict(cls, with_current_type(data))
 
     def _load_if_changed(self) -> None:
-        # The manifest is read under the lock: a sync of this process that saves a build and hands it over
-        # (`serve_documents`) does both under it, so no reader can load the build it replaced after that.
-        documents = self._documents
-        with self.code_index.lock:
-            if documents.held and documents.loaded is not None:
-                return  # this process is handing a build over (`holding_served`): serve the old one until then
-            stamped = _current_stamp(self._folder)
-            if stamped is None:
-                return  # nothing saved yet: keep what this process holds (a first build in progress)
-            stamp, artifact = stamped
-            if documents.loaded == stamp:
-                return
-            # A writer's store keeps each chunk's saved line from the load on, so its first save is a delta already.
-            lines: dict[str, tuple[Document, str]] | None = {} if self.writer is not None else None
-            vectors: dict[str, tuple[Document, np.ndarray]] = {}
-            loaded = [] if artifact is None else index_delta.load_documents(self._folder, artifact, lines, vectors)
-            self._swap_in(loaded)
-            documents.vectors = vectors
-            if lines is not None and artifact is not None and len(lines) == len(loaded):
-                documents.lines = lines
-                documents.on_disk = artifact.chain()
-            documents.loaded = stamp
-            documents.saved_generation = documents.generation
+        if self.writer is None and self.code_index.pinned_generation() is not None:
+            return  # a question reads the generation it pinned: nothing is reloaded under it (or under others)
+        self.code_index.load(self._own, keep_lines=self.writer is not None)
 
     @property
     def loaded_vectors(self) -> dict[str, tuple[Document, np.ndarray]]:
         """Each loaded chunk's vector row, as read from the index files (`DocumentSet.vectors`)."""
         return self._documents.vectors
-
-    def _swap_in(self, documents: list[Document]) -> None:
-        """
-        Replace the shared documents in one step, so a request running in another thread sees the old index or
-        the new one, never an empty or half-written one (a plain delete-all + write would expose both).
-        """
-        storage: dict[str, Document] = {}
-        for document in documents:
-            if document.id in storage:
-                hint = rebuild_hint(self._folder)
-                raise IndexDamagedError(f"{self.documents_path}: chunk id {document.id} twice; {hint}")
-            storage[document.id] = document
-        self._documents.replace(storage)  # what this store last saved is not what it holds now
 
     def _ensure_bm25_statistics(self) -> None:
         """Haystack's BM25 statistics of the loaded documents, computed the first time they are needed."""
@@ -214,8 +190,18 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
     def _changed(self) -> None:
         self._documents.changed()
 
+    def _before_write(self) -> None:
+        """
+        A write through a store of the served chunks (a pipeline that saves into the folder it serves) works on a
+        new dict: questions that pinned the chunks before it (`IndexGeneration`) keep reading theirs unchanged.
+        """
+        if self.writer is None:
+            with self.code_index.lock:
+                self._own.storage = dict(self._own.storage)
+
     def write_documents(self, documents: list[Document], policy: DuplicatePolicy = DuplicatePolicy.NONE) -> int:
         """Write chunks (see `InMemoryDocumentStore.write_documents`)."""
+        self._before_write()
         try:
             return super().write_documents(documents, policy)
         finally:
@@ -223,6 +209,7 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
 
     def delete_documents(self, document_ids: list[str]) -> None:
         """Delete chunks by id."""
+        self._before_write()
         try:
             super().delete_documents(document_ids)
         finally:
@@ -235,6 +222,7 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
 
     def delete_by_filter(self, filters: dict[str, Any]) -> int:
         """Delete the chunks that match `filters`."""
+        self._before_write()
         try:
             return super().delete_by_filter(filters)
         finally:
@@ -243,6 +231,7 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
     def update_by_filter(self, filters: dict[str, Any], meta: dict[str, Any]) -> int:
         """Update the meta of the chunks that match `filters`."""
         self._documents.lines = None  # the meta changes in place: the chunks' saved lines no longer match them
+        self._before_write()
         try:
             return super().update_by_filter(filters, meta)
         finally:
@@ -256,6 +245,7 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
         :returns: How many chunks got a vector.
         """
         changed = 0
+        self._before_write()
         with self.code_index.lock:
             storage = self.storage
             for document_id, vector in vectors.items():
@@ -398,22 +388,6 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
         return path
 
 
-def _current_stamp(folder: Path) -> tuple[tuple[str, int], Artifact | None] | None:
-    """(stamp, documents artefact) of the folder's current build; None before the first save."""
-    manifest = current_manifest(folder)
-    if manifest is None:
-        return None
-    artifact = manifest.documents
-    if artifact is None:
-        return (f"<no documents: build {manifest.build}>", 0), None
-    if not manifest.legacy:
-        check_artifact(folder, artifact)
-    try:
-        return index_delta.chain_stamp(folder, artifact), artifact
-    except FileNotFoundError as error:
-        raise IndexDamagedError(f"{folder / artifact.file}: missing; {rebuild_hint(folder)}") from error
-
-
 def serve_documents(store: CodeIndexDocumentStore, prepared: Prepared | None = None) -> bool:
     """
     Hand a writer store's documents, just saved by `persist`, to this process's queries of the same folder, so
@@ -431,12 +405,13 @@ def serve_documents(store: CodeIndexDocumentStore, prepared: Prepared | None = N
     index = store.code_index
     served = index.served
     with index.lock:
-        stamped = _current_stamp(store.folder)
+        stamped = current_stamp(store.folder)
         saved = store.generation == store._documents.saved_generation  # nothing written since its save
         if stamped is None or store.loaded_stamp != stamped[0] or store.writer is None or not saved:
             return False
         served.replace(dict(store.storage))
         served.loaded = stamped[0]
+        served.manifest = stamped[2]
         served.saved_generation = served.generation
         if prepared:
             adopt_all(prepared, served.generation)
@@ -463,10 +438,11 @@ def restamp_serving(store: CodeIndexDocumentStore, before: tuple[str, int] | Non
     """
     index = store.code_index
     with index.lock:
-        stamped = _current_stamp(store.folder)
+        stamped = current_stamp(store.folder)
         if before is None or stamped is None or index.served.loaded != before or store.loaded_stamp != stamped[0]:
             return False
         index.served.loaded = stamped[0]
+        index.served.manifest = stamped[2]
     return True
 
 

@@ -91,12 +91,18 @@ class PerStoreCache(Generic[T]):
 
     :param name: What is cached, for messages.
     :param vectors: The value depends on which chunks have vectors, not only on which chunks there are.
+    :param keep: Whether a value of an earlier generation must stay (a question in flight reads it); None: only
+        each slot's latest value is kept.
     """
 
-    def __init__(self, name: str, *, vectors: bool = False) -> None:
+    def __init__(self, name: str, *, vectors: bool = False, keep: Callable[[object], bool] | None = None) -> None:
         self.name = name
         self.vectors = vectors
         self._values: dict[tuple[str, str], tuple[str, T, object | None]] = {}
+        # Values of earlier generations that questions in flight still read (`keep`), by slot: a question pinned
+        # to the build before a swap finds its own, instead of rebuilding it over the current one.
+        self._earlier: dict[tuple[str, str], list[tuple[str, T, object | None]]] = {}
+        self._keep = keep
         # How each slot's value was last built, so a sync can build the next one before it swaps (`prepare`).
         self._builders: dict[tuple[str, str], Builder[T]] = {}
         self._lock = threading.Lock()
@@ -122,11 +128,31 @@ class PerStoreCache(Generic[T]):
             cached = self._values.get(slot)
             if cached is not None and generation is not None and cached[2] == generation:
                 return cached[1]
+            earlier = self._earlier.get(slot, [])
+            for entry in earlier:
+                if generation is not None and entry[2] == generation:
+                    return entry[1]  # a question still on the build before the last swap
             key, documents = fingerprint(store, vectors=self.vectors)
-            if cached is None or cached[0] != key:
-                cached = (key, build(key, documents, building), generation)
-            self._values[slot] = (cached[0], cached[1], generation)
-            return cached[1]
+            found = next((entry for entry in [cached, *earlier] if entry is not None and entry[0] == key), None)
+            value = found[1] if found is not None else build(key, documents, building)
+            self._install(slot, (key, value, generation))
+            return value
+
+    def _install(self, slot: tuple[str, str], entry: tuple[str, T, object | None]) -> None:
+        """Make `entry` the slot's current value; the one it replaces stays while a question reads its generation."""
+        previous = self._values.get(slot)
+        if previous is not None and _newer(previous[2], entry[2]):
+            previous, entry = entry, previous  # built for a question still on an older build: the newer stays
+        self._values[slot] = entry
+        kept = [e for e in self._earlier.get(slot, []) if e[2] != entry[2]]
+        if previous is not None and previous[2] != entry[2]:
+            kept.insert(0, previous)
+        keep = self._keep
+        kept = [e for e in kept if keep is not None and e[2] is not None and keep(e[2])]
+        if kept:
+            self._earlier[slot] = kept
+        else:
+            self._earlier.pop(slot, None)
 
     def prepare(
         self,
@@ -161,6 +187,8 @@ class PerStoreCache(Generic[T]):
         with self._lock:
             for slot in [slot for slot in self._values if slot[0] == index]:
                 del self._values[slot]
+            for slot in [slot for slot in self._earlier if slot[0] == index]:
+                del self._earlier[slot]
             for slot in [slot for slot in self._builders if slot[0] == index]:
                 del self._builders[slot]
 
@@ -180,18 +208,20 @@ class StoreCaches:
     `InMemoryDocumentStore` gets its own (`caches_of`).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, keep: Callable[[object], bool] | None = None) -> None:
         self.terms = TermCache()
         self._caches: dict[Derived[Any], PerStoreCache[Any]] = {}
         self._deferred: list[Callable[[], None]] = []
         self._lock = threading.Lock()
+        # Whether a value of an earlier generation is still read (`CodeIndex.live`); None: only the latest is kept.
+        self._keep = keep
 
     def cache(self, kind: Derived[T]) -> PerStoreCache[T]:
         """The values of `kind` (made on first use)."""
         with self._lock:
             found = self._caches.get(kind)
             if found is None:
-                found = self._caches[kind] = PerStoreCache(kind.name, vectors=kind.vectors)
+                found = self._caches[kind] = PerStoreCache(kind.name, vectors=kind.vectors, keep=self._keep)
             return found
 
     def get(self, kind: Derived[T], store: InMemoryDocumentStore, build: Builder[T], variant: str = "") -> T:
@@ -256,6 +286,14 @@ def caches_of(store: InMemoryDocumentStore) -> StoreCaches:
     return attached
 
 
+def _newer(first: object, second: object) -> bool:
+    """Whether generation `first` is a later state of the same document set than `second` (`CodeIndex`'s
+    `(serial, changes)` pairs); False when they cannot be compared."""
+    if not (isinstance(first, tuple) and isinstance(second, tuple) and len(first) == len(second) == 2):
+        return False
+    return bool(first[0] == second[0] and first[1] > second[1])
+
+
 def adopt_all(prepared: Prepared, generation: object) -> None:
     """
     Install values built by `StoreCaches.prepare` as current for the store's `generation` (call it right after
@@ -263,7 +301,7 @@ def adopt_all(prepared: Prepared, generation: object) -> None:
     """
     for cache, slot, key, value in prepared:
         with cache._lock:
-            cache._values[slot] = (key, value, generation)
+            cache._install(slot, (key, value, generation))
 
 
 def best_first(

@@ -6,15 +6,17 @@ and runs the pipelines under `pipelines/`; there is no second implementation of 
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
 import os
 import threading
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar, cast
 
 import yaml
 from haystack import Document, Pipeline
@@ -30,6 +32,7 @@ from ..errors import CodeAliasError
 from ..indexing import index_delta, index_files, index_mode, index_repair, repositories, vector_fill
 from ..indexing.card_vectors import card_embedder, refresh_card_vectors
 from ..indexing.code_index import CodeIndex
+from ..indexing.generation import IndexGeneration
 from ..indexing.store import CodeIndexDocumentStore
 from ..indexing.vector_fill import vector_count
 from ..paths import (
@@ -223,6 +226,8 @@ class AskResult:
     repository_prior: dict[str, float] | None = None
     #: Package -> confidence of the packages the rewrite is sure of, which lift their own chunks in every mode.
     package_prior: dict[str, float] | None = None
+    #: The one generation of the index every part of this answer was computed from (`IndexGeneration.to_dict`).
+    generation: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The answer as JSON: symbols first (what the question asks for), then files, then the rewrite."""
@@ -232,6 +237,7 @@ class AskResult:
             "files": self.files,
             "rewrite": {key: value for key, value in self.rewrite.items() if key != "hints"},
             "seconds": round(self.seconds, 4),
+            "generation": self.generation,
         }
 
     def ranking(self, retrieval: str) -> list[Document]:
@@ -274,6 +280,22 @@ class AskResult:
             "near_duplicate_threshold": self.near_duplicate_threshold,
             "implementation_first": self.implementation_first,
         }
+
+
+_Ask = TypeVar("_Ask", bound=Callable[..., AskResult])
+
+
+def _one_generation(ask: _Ask) -> _Ask:
+    """`CodeSearch.ask` computed from one generation of the index, which the answer reports (`AskResult.generation`)."""
+
+    @functools.wraps(ask)
+    def pinned(self: CodeSearch, *args: Any, **kwargs: Any) -> AskResult:
+        with self.pinned_generation() as generation:
+            answer = ask(self, *args, **kwargs)
+        answer.generation = generation.to_dict()
+        return answer
+
+    return cast(_Ask, pinned)
 
 
 class CodeSearch:
@@ -792,6 +814,7 @@ class CodeSearch:
         first.rewrite["inferred_filter"] = {"package": narrowed, "used": False}
         return first
 
+    @_one_generation
     def ask(
         self,
         question: str,
@@ -864,7 +887,7 @@ class CodeSearch:
         if "ranker" in pipeline.graph.nodes:
             data.setdefault("ranker", {})["top_k"] = top_k
         started = time.perf_counter()
-        with index_files.pinned_manifest(self.index_dir):  # one build for the dictionary and the documents
+        with self.pinned_generation():  # one build for the dictionary, its hints, the chunks and the vectors
             if self.backend == "embedded":
                 self.check_index()
             output = pipeline.run(
@@ -932,6 +955,15 @@ class CodeSearch:
             return answer
         options = {"top_k": top_k, "use_rewrite": use_rewrite, "candidates": candidates, "mode": mode}
         return self._select_repository(answer, pipeline, options)
+
+    def pinned_generation(self) -> AbstractContextManager[IndexGeneration]:
+        """
+        For a block, this thread's reads of the index are of one generation (`CodeIndex.pinned`): the manifest, the
+        dictionary and its hints, and on the embedded default the chunks and their vectors. `ask` holds it for the
+        whole question (a question asked again narrowed included); a sync or re-index meanwhile serves the questions
+        that start after it.
+        """
+        return self.code_index.pinned(documents=self.backend == "embedded")
 
     def _boost_packages(self, answer: AskResult, top_k: int) -> None:
         """Lift the chunks of the package the rewrite is sure of (`package_prior`) in every mode's ranking

@@ -178,9 +178,10 @@ class WarmIndexer:
                     dictionary = load_dictionary(self.index_dir, manifest.dictionary)
                 with holding_served(self.index_dir), handle.holding():
                     store.persist(dictionary=dictionary, compact=True)
-                    restamp_serving(store, before)
-                    if dictionary is not None:
-                        handle.install(dictionary)
+                    with self.search.code_index.lock:  # the chunks' and the dictionary's new stamps in one step
+                        restamp_serving(store, before)
+                        if dictionary is not None:
+                            handle.install(dictionary)
             except Exception:
                 self.close()
                 raise
@@ -349,8 +350,11 @@ class WarmIndexer:
         with holding_served(self.index_dir), handle.holding():
             persisted = persister.run(stats=written["stats"], dictionary=dictionary)
             lap("persist")
-            served = serve_documents(store, prepared)
-            handle.install(dictionary, hints)
+            # One step for the questions: the new chunks and the new dictionary together (a question takes both
+            # under this lock, `CodeIndex.current_generation`), never one without the other.
+            with self.search.code_index.lock:
+                served = serve_documents(store, prepared)
+                handle.install(dictionary, hints)
         lap("handover")
         return {
             "dictionary_builder": built,
