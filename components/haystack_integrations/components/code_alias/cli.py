@@ -166,6 +166,8 @@ def _parser() -> argparse.ArgumentParser:
     lookup = dict_commands.add_parser("lookup", parents=[common], help="candidate hints for a question")
     lookup.add_argument("question")
     lookup.add_argument("--limit", type=int, default=10)
+    lookup.add_argument("--repo", action="append", metavar="NAME", help="only names of this repository (as `ask`)")
+    lookup.add_argument("--package", action="append", metavar="NAME", help="only names of this package (as `ask`)")
     show = dict_commands.add_parser("show", parents=[common], help="summary, or the entries of one name")
     show.add_argument("name", nargs="?")
     complete = dict_commands.add_parser("complete", parents=[common], help="autocomplete a prefix")
@@ -671,7 +673,7 @@ def _cmd_dict(args: argparse.Namespace) -> int:
         return 0
     hints = HintIndex(dictionary)
     if args.dict_command == "lookup":
-        found = hints.lookup(args.question, limit=args.limit)
+        found = hints.lookup(args.question, limit=args.limit, scope=_lookup_scope(dictionary, args))
     else:
         found = hints.complete(args.prefix, limit=args.limit)
     definitions, root = _definition_locations(dictionary, Path(args.index_dir).expanduser().resolve())
@@ -684,6 +686,23 @@ def _cmd_dict(args: argparse.Namespace) -> int:
         rows.append(f"{hint.score:7.2f}  {hint.kind:<7} {hint.name:<40} {','.join(hint.reasons):<28} {where}")
     _emit(args, payload, "\n".join(rows) if found else "no hints")
     return 0
+
+
+def _lookup_scope(dictionary: Any, args: argparse.Namespace) -> Any:
+    """`dict lookup --repo/--package` as the hint scope `ask` gives its rewrite (the names checked as there)."""
+    from .core.hint_scope import scope_from_filters
+    from .indexing import repositories
+
+    if not args.repo and not args.package:
+        return None
+    repo = repositories.resolve_filter_names(args.repo, "repo", list(dictionary.repositories))
+    package = repositories.resolve_filter_names(
+        args.package,
+        "package",
+        sorted({p.name for p in dictionary.packages}),
+        {p.name: (*p.aliases, *p.import_names) for p in dictionary.packages},
+    )
+    return scope_from_filters(repositories.repository_filters(repo, package))
 
 
 def _definition_locations(dictionary: Any, index_dir: Path) -> tuple[dict[str, str], str | None]:

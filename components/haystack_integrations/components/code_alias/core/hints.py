@@ -36,6 +36,7 @@ from rapidfuzz import fuzz, process
 from .calibration import HintCalibration
 from .cards import SymbolCards
 from .hint_places import POOL_DEPTH, RANK_CAP, PlacePool, card_ranks, place_matrix
+from .hint_scope import HintScope
 from .identifiers import STOP_WORDS, find_identifiers, normalise, split_identifier, text_words, unique
 from .model import AliasDictionary, SymbolEntry
 from .testfiles import is_test_file
@@ -201,6 +202,8 @@ class _Target:
     files: list[str]
     package: str | None
     exported: bool
+    # (repository, package, file) of each definition, aligned with `qualified_names`: what a `HintScope` checks.
+    scopes: list[tuple[str | None, str | None, str]] = field(default_factory=list)
 
     @property
     def in_tests(self) -> bool:
@@ -266,6 +269,7 @@ class HintIndex:
                 )
             target = self.targets[index]
             target.qualified_names.append(entry.qualified_name)
+            target.scopes.append((entry.repo, entry.package, entry.file_path))
             if entry.file_path not in target.files:
                 target.files.append(entry.file_path)
             target.exported = target.exported or entry.exported
@@ -284,6 +288,7 @@ class HintIndex:
                     files=[package.manifest],
                     package=package.name,
                     exported=True,
+                    scopes=[(package.repo, package.name, package.manifest)],
                 )
             )
             for alias in (package.name, *package.aliases, *package.import_names):
@@ -439,6 +444,7 @@ class HintIndex:
         aliases: set[str] = set()
         for entry in entries:
             target.qualified_names.append(entry.qualified_name)
+            target.scopes.append((entry.repo, entry.package, entry.file_path))
             if entry.file_path not in target.files:
                 target.files.append(entry.file_path)
             target.exported = target.exported or entry.exported
@@ -513,6 +519,31 @@ class HintIndex:
         self._symbol_mask = np.asarray([t.kind == "symbol" for t in self.targets], dtype=bool)
         self._name_vocabulary = sorted(self._by_exact)
         self._word_vocabulary = sorted(set(self._by_name_word) | set(self._by_doc_word))
+        # Targets by the (repository, package) of their definitions, and the masks of the scopes asked for so far:
+        # made on the first narrowed question (`_scope_mask`).
+        self._by_pair: dict[tuple[str | None, str | None], np.ndarray] | None = None
+        self._scope_masks: dict[HintScope, np.ndarray] = {}
+
+    def _scope_mask(self, scope: HintScope) -> np.ndarray:
+        """Which targets have a definition inside `scope` (a package: its own repository and name)."""
+        mask = self._scope_masks.get(scope)
+        if mask is not None:
+            return mask
+        pairs = self._by_pair
+        if pairs is None:
+            grouped: dict[tuple[str | None, str | None], list[int]] = defaultdict(list)
+            for index, target in enumerate(self.targets):
+                for pair in {(repo, package) for repo, package, _ in target.scopes}:
+                    grouped[pair].append(index)
+            pairs = self._by_pair = {pair: np.asarray(found, dtype=np.int64) for pair, found in grouped.items()}
+        mask = np.zeros(len(self.targets), dtype=bool)
+        for (repo, package), indexes in pairs.items():
+            if scope.admits(repo, package):
+                mask[indexes] = True
+        if len(self._scope_masks) >= 64:  # a bounded memo: scopes are few (a server's repositories and packages)
+            self._scope_masks.clear()
+        self._scope_masks[scope] = mask
+        return mask
 
     def _idf(self, postings: int) -> float:
         return math.log(1.0 + self._symbol_count / postings)
@@ -551,6 +582,7 @@ class HintIndex:
         question_vector: Sequence[float] | np.ndarray | None = None,
         cards: SymbolCards | None = None,
         calibration: HintCalibration | None = None,
+        scope: HintScope | None = None,
     ) -> list[Hint]:
         """
         Ranked hints for a question, each with its evidence and a confidence (module docstring).
@@ -565,6 +597,8 @@ class HintIndex:
             place among the hints; a hint backed only by shared words loses confidence when its card is far.
         :param cards: The symbol cards of this dictionary (names not in it are ignored).
         :param calibration: The fitted semantic models; None = the packaged `config/hint_calibration.json`.
+        :param scope: The repositories and packages the question is narrowed to: only names defined there are
+            hints (and each hint lists only its definitions there). None: every name.
         :returns: Hints, best first; ties broken by name so the order is deterministic.
         """
         return self._lookup(
@@ -574,6 +608,7 @@ class HintIndex:
             question_vector=question_vector,
             cards=cards,
             calibration=calibration,
+            scope=scope,
         )[0]
 
     def place_pool(
@@ -610,15 +645,19 @@ class HintIndex:
         cards: SymbolCards | None,
         calibration: HintCalibration | None,
         want_pool: bool = False,
+        scope: HintScope | None = None,
     ) -> tuple[list[Hint], PlacePool | None]:
         count = len(self.targets)
         if count == 0:
             return [], None
+        allowed = self._scope_mask(scope) if scope is not None else None
         card_scores = (
             self._target_similarity(cards, question_vector)
             if cards is not None and question_vector is not None
             else None
         )
+        if card_scores is not None and allowed is not None:
+            card_scores = np.where(allowed, card_scores, np.nan)  # a card outside the scope is no candidate
         if card_scores is not None and calibration is None:
             calibration = self.calibration
         # Sparse evidence (exact, fuzzy, nickname, retrieved) is rare and kept in dicts; word evidence touches
@@ -630,6 +669,8 @@ class HintIndex:
         lexical_sparse: dict[int, float] = defaultdict(float)  # the same without "semantic": the word ranking
 
         def credit(index: int, amount: float, kind: str, confidence: float, detail: str = "") -> None:
+            if allowed is not None and not allowed[index]:
+                return  # a name outside the repositories / packages the question is narrowed to
             sparse[index] += amount
             if kind != "semantic":
                 lexical_sparse[index] += amount
@@ -716,6 +757,8 @@ class HintIndex:
         share = matched / np.maximum(content, 1)
         partial = np.where(matched > 0, 0.5 + 0.5 * share, 1.0)
         total = name_score * np.where(all_words, 1.0, partial) + all_words * (ALL_WORDS_BONUS * content) + doc_score
+        if allowed is not None:
+            total = np.where(allowed, total, 0.0)
         words_only = total.copy() if card_scores is not None else None
         for index, amount in sparse.items():
             total[index] += amount
@@ -776,7 +819,7 @@ class HintIndex:
                 if fitted is None and card_similarity is not None and set(found) <= _WORD_ONLY:
                     factor = calibration.word_factor(card_similarity)
                     found = {kind: value * factor for kind, value in found.items()}
-            hint = self._hint(index, float(total[index]), found, details.get(index))
+            hint = self._hint(index, float(total[index]), found, details.get(index), scope)
             if fitted is not None:
                 hint.confidence = fitted
             hint.retrieved_score = retrieved_credit.get(index, 0.0)
@@ -842,17 +885,30 @@ class HintIndex:
         return found
 
     def _hint(
-        self, index: int, score: float, evidence: dict[str, float] | None = None, details: dict[str, str] | None = None
+        self,
+        index: int,
+        score: float,
+        evidence: dict[str, float] | None = None,
+        details: dict[str, str] | None = None,
+        scope: HintScope | None = None,
     ) -> Hint:
         target = self.targets[index]
         found = evidence or {}
+        qualified_names, files, package = target.qualified_names, target.files, target.package
+        if scope is not None and len(target.scopes) == len(target.qualified_names):
+            pairs = zip(target.qualified_names, target.scopes, strict=True)
+            inside = [(name, where) for name, where in pairs if scope.admits(where[0], where[1])]
+            if inside:  # only its definitions inside the scope: where the narrowed answer can point
+                qualified_names = [q for q, _ in inside]
+                files = list(dict.fromkeys(where[2] for _, where in inside))
+                package = inside[0][1][1]
         return Hint(
             kind=target.kind,
             name=target.name,
             score=score,
-            qualified_names=list(target.qualified_names),
-            files=list(target.files),
-            package=target.package,
+            qualified_names=list(qualified_names),
+            files=list(files),
+            package=package,
             reasons=_reasons(found, details or {}),
             in_tests=target.in_tests,
             name_words=len(target.content_words),

@@ -16,6 +16,7 @@ from typing import Any
 from haystack import component, default_from_dict, default_to_dict
 
 from .._legacy import with_current_type
+from ..core.hint_scope import HintScope, scope_from_filters
 from ..core.identifiers import find_identifiers
 from ..core.llm_output import clean_name
 from ..core.model import AliasDictionary
@@ -265,6 +266,31 @@ def check_rewrite(
     return result
 
 
+def drop_outside(
+    dictionary: AliasDictionary, scope: HintScope, result: FaithfulRewrite, question: str | None = None
+) -> None:
+    """
+    Drop from `result` the symbols with no definition inside `scope` and the packages outside it (a question
+    narrowed to `acme/web` must not be rewritten with `acme/payments`' names), from the lists and the text.
+    """
+    outside: list[str] = []
+    for name in list(result.symbols):
+        if not any(scope.admits(entry.repo, entry.package) for entry in dictionary.symbols_named(name)):
+            result.symbols.remove(name)
+            outside.append(name)
+            result.dropped.append(Dropped(name, "symbol", "outside the repositories / packages asked about"))
+    declared = {(package.name, package.repo) for package in dictionary.packages}
+    for name in list(result.packages):
+        if not any(scope.admits(repo, name) for declared_name, repo in declared if declared_name == name):
+            result.packages.remove(name)
+            outside.append(name)
+            result.dropped.append(Dropped(name, "package", "outside the repositories / packages asked about"))
+    text = result.rewritten
+    for name in sorted(outside, key=len, reverse=True):
+        text = _token_pattern(name).sub(" ", text)
+    result.rewritten = _tidy(text) or " ".join(result.symbols + result.packages) or (question or "").strip()
+
+
 @component
 class SymbolFaithfulnessFilter(UsesDictionary):
     """
@@ -316,6 +342,7 @@ class SymbolFaithfulnessFilter(UsesDictionary):
         symbols: list[str] | None = None,
         packages: list[str] | None = None,
         question: str | None = None,
+        filters: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """
         Check a rewrite against the dictionary.
@@ -325,17 +352,23 @@ class SymbolFaithfulnessFilter(UsesDictionary):
         :param packages: Proposed package names.
         :param question: The raw question: identifiers written there survive the text scrub (not the lists), and
             it stands in for the rewritten text when nothing is left of that.
+        :param filters: The question's retrieval filters (Haystack syntax): a name with no definition in the
+            repositories and packages they narrow to is dropped too (`core.hint_scope`).
         :returns: `rewritten`, `symbols`, `packages` (known identifiers only, canonical spelling), `dropped`
             (`{name, kind, reason}` per removed identifier) and `counts`.
         """
+        dictionary = self.handle.dictionary
         result = check_rewrite(
-            self.handle.dictionary,
+            dictionary,
             rewritten=rewritten,
             symbols=symbols,
             packages=packages,
             question=question,
             scrub_text=self.scrub_text,
         )
+        scope = scope_from_filters(filters)
+        if scope is not None:
+            drop_outside(dictionary, scope, result, question)
         return {
             "rewritten": result.rewritten,
             "symbols": result.symbols,

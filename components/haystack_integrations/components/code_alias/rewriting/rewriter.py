@@ -29,6 +29,7 @@ from haystack.utils import deserialize_chatgenerator_inplace, deserialize_compon
 
 from .._legacy import with_current_type
 from ..core.compose import compose_query
+from ..core.hint_scope import HintScope, scope_from_filters
 from ..core.hints import Hint, SymbolEvidence
 from ..core.llm_output import UnusableAnswer, parse_rewrite_answer, rewrite_json_schema
 from ..core.prompt_data import offered_hints, prompt_candidates, prompt_question
@@ -108,6 +109,7 @@ class _Plan:
     retrieved: list[str] = field(default_factory=list)
     vector: np.ndarray | None = None
     inputs: dict[str, Any] = field(default_factory=dict)
+    scope: HintScope | None = None
     messages: list[ChatMessage] = field(default_factory=list)
     generation_kwargs: dict[str, Any] = field(default_factory=dict)
     result: dict[str, Any] | None = None
@@ -342,7 +344,11 @@ class ConstrainedQueryRewriter(UsesDictionary):
 
     # ---- dictionary-only -----------------------------------------------------------------------------------
     def dictionary_rewrite(
-        self, question: str, retrieved: list[str] | None = None, question_vector: np.ndarray | None = None
+        self,
+        question: str,
+        retrieved: list[str] | None = None,
+        question_vector: np.ndarray | None = None,
+        scope: HintScope | None = None,
     ) -> tuple[Rewrite, list[dict[str, Any]]]:
         """
         The deterministic rewrite and the hints it came from.
@@ -350,14 +356,17 @@ class ConstrainedQueryRewriter(UsesDictionary):
         :param question: The user's question.
         :param retrieved: Symbols defined by a first retrieval pass's best chunks ("retrieved" evidence).
         :param question_vector: The question's embedding: with the index's symbol cards, "semantic" evidence.
+        :param scope: The repositories and packages the question is narrowed to (None: all).
         """
-        hints = self._lookup(question, retrieved, question_vector)
+        hints = self._lookup(question, retrieved, question_vector, scope)
         return self._dictionary_rewrite(question, hints), [h.to_dict() for h in hints]
 
-    def _lookup(self, question: str, retrieved: list[str] | None, vector: np.ndarray | None) -> list[Hint]:
+    def _lookup(
+        self, question: str, retrieved: list[str] | None, vector: np.ndarray | None, scope: HintScope | None = None
+    ) -> list[Hint]:
         cards = self.handle.cards() if vector is not None else None
         return self.handle.hints.lookup(
-            question, limit=self.max_hints, retrieved=retrieved, question_vector=vector, cards=cards
+            question, limit=self.max_hints, retrieved=retrieved, question_vector=vector, cards=cards, scope=scope
         )
 
     def _dictionary_rewrite(self, question: str, hints: list[Hint]) -> Rewrite:
@@ -376,14 +385,17 @@ class ConstrainedQueryRewriter(UsesDictionary):
         retrieved: list[str],
         vector: np.ndarray | None,
         inputs: dict[str, Any] | None = None,
+        scope: HintScope | None = None,
     ) -> dict[str, Any]:
-        rewrite, hints = self.dictionary_rewrite(question, retrieved, vector)
-        meta = {
+        rewrite, hints = self.dictionary_rewrite(question, retrieved, vector, scope)
+        meta: dict[str, Any] = {
             "mode": "dictionary",
             "dictionary_version": self.handle.dictionary.version,
             "latency_ms": round((time.perf_counter() - started) * 1000, 3),
             **(inputs or {}),
         }
+        if scope is not None:
+            meta["scope"] = scope.to_dict()
         result = {**rewrite.model_dump(), "hints": hints, "meta": meta}
         if self._log is not None:
             self._write_log(question, result, raw_answer=None, problems=[])
@@ -397,6 +409,7 @@ class ConstrainedQueryRewriter(UsesDictionary):
         mode: str | None = None,
         retrieved_documents: list[Document] | None = None,
         question_vector: list[float] | np.ndarray | None = None,
+        filters: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """
         Rewrite a question.
@@ -411,6 +424,9 @@ class ConstrainedQueryRewriter(UsesDictionary):
             the dictionary's symbol cards): the nearest cards become hints with "semantic" evidence. None = the
             `text_embedder`'s vector when there is one, else no semantic hints. `meta["semantic"]` says whether
             they were used, or why not.
+        :param filters: The question's retrieval filters (Haystack syntax, as the retrievers get them): their
+            repository and package conditions narrow the hints, and so the symbols and packages, to names defined
+            there (`core.hint_scope`; `meta["scope"]` says so); other conditions are ignored here. None = every name.
         :returns: `rewritten`, `symbols`, `packages`, `intent`, the `hints` considered, `lexical_query` (for a
             stock keyword retriever), `embedding_query` (for a stock text embedder), `meta` (mode, dictionary
             version, latency in ms, `retrieved` and `semantic` (what the inputs gave); in LLM mode also `fallback`
@@ -420,7 +436,8 @@ class ConstrainedQueryRewriter(UsesDictionary):
         :raises CardsError: `question_vector` has another size than the symbol cards (another model's vector).
         :raises EmbedderMismatchError: `text_embedder` is not the model that embedded the cards.
         """
-        return _with_evidence(question, self._run(question, mode, retrieved_documents, question_vector))
+        scope = scope_from_filters(filters)
+        return _with_evidence(question, self._run(question, mode, retrieved_documents, question_vector, scope))
 
     def _run(
         self,
@@ -428,13 +445,14 @@ class ConstrainedQueryRewriter(UsesDictionary):
         mode: str | None,
         retrieved_documents: list[Document] | None,
         vector: list[float] | np.ndarray | None = None,
+        scope: HintScope | None = None,
     ) -> dict[str, Any]:
         started = time.perf_counter()
         resolved = self._resolve_mode(question, mode)
         retrieved, checked, inputs = self._inputs(question, retrieved_documents, vector)
         if resolved == "dictionary":
-            return self._run_dictionary(question, started, retrieved, checked, inputs)
-        plan = self._plan(question, started, retrieved, checked, inputs)
+            return self._run_dictionary(question, started, retrieved, checked, inputs, scope)
+        plan = self._plan(question, started, retrieved, checked, inputs, scope)
         if plan.result is not None:
             return plan.result
         llm_started = time.perf_counter()
@@ -451,6 +469,7 @@ class ConstrainedQueryRewriter(UsesDictionary):
         mode: str | None = None,
         retrieved_documents: list[Document] | None = None,
         question_vector: list[float] | np.ndarray | None = None,
+        filters: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """
         Rewrite a question without blocking the event loop; uses the generator's `run_async` where it has one.
@@ -459,9 +478,12 @@ class ConstrainedQueryRewriter(UsesDictionary):
         :param mode: "dictionary" or "llm" for this call; None = "llm" when a generator is configured.
         :param retrieved_documents: A first retrieval pass's chunks for the raw question (see `run`).
         :param question_vector: The raw question's embedding (see `run`).
+        :param filters: The question's retrieval filters (see `run`).
         :returns: The same as `run`.
         """
-        return _with_evidence(question, await self._run_async(question, mode, retrieved_documents, question_vector))
+        scope = scope_from_filters(filters)
+        answer = await self._run_async(question, mode, retrieved_documents, question_vector, scope)
+        return _with_evidence(question, answer)
 
     async def _run_async(
         self,
@@ -469,13 +491,14 @@ class ConstrainedQueryRewriter(UsesDictionary):
         mode: str | None,
         retrieved_documents: list[Document] | None,
         vector: list[float] | np.ndarray | None = None,
+        scope: HintScope | None = None,
     ) -> dict[str, Any]:
         started = time.perf_counter()
         resolved = self._resolve_mode(question, mode)
         retrieved, checked, inputs = await asyncio.to_thread(self._inputs, question, retrieved_documents, vector)
         if resolved == "dictionary":
-            return self._run_dictionary(question, started, retrieved, checked, inputs)
-        plan = self._plan(question, started, retrieved, checked, inputs)
+            return self._run_dictionary(question, started, retrieved, checked, inputs, scope)
+        plan = self._plan(question, started, retrieved, checked, inputs, scope)
         if plan.result is not None:
             return plan.result
         llm_started = time.perf_counter()
@@ -524,11 +547,14 @@ class ConstrainedQueryRewriter(UsesDictionary):
         retrieved: list[str],
         vector: np.ndarray | None = None,
         inputs: dict[str, Any] | None = None,
+        scope: HintScope | None = None,
     ) -> _Plan:
         """Cache look-up, hints, prompt and generation kwargs; `result` is set when no LLM call is needed."""
         dictionary = self.handle.dictionary
         cache = self._current_cache(dictionary.version) if self.chat_generator is not None else None
-        key = cache_key(question, dictionary.version, self.config_fingerprint()) if cache is not None else None
+        # A narrowed question is offered other hints: its answer is cached apart (`scope` in the key).
+        configuration = self.config_fingerprint() + ("" if scope is None else f"|{scope.key()}")
+        key = cache_key(question, dictionary.version, configuration) if cache is not None else None
         plan = _Plan(
             question=question,
             started=started,
@@ -537,13 +563,14 @@ class ConstrainedQueryRewriter(UsesDictionary):
             retrieved=retrieved,
             vector=vector,
             inputs=inputs or {},
+            scope=scope,
         )
         if cache is not None and key is not None:
             cached = cache.get(key)
             if cached is not None:
                 plan.result = self._from_cache(plan, cached)
                 return plan
-        plan.hints = self._lookup(question, retrieved, vector)
+        plan.hints = self._lookup(question, retrieved, vector, scope)
         plan.hint_dicts = [h.to_dict() for h in plan.hints]
         if self.chat_generator is None:
             plan.result = self._fallback(plan, "no_generator")
@@ -682,7 +709,7 @@ class ConstrainedQueryRewriter(UsesDictionary):
         if llm_started is not None and llm_ms is None:
             llm_ms = round((time.perf_counter() - llm_started) * 1000, 3)
         if not plan.hints and not plan.hint_dicts:
-            plan.hints = self._lookup(plan.question, plan.retrieved, plan.vector)
+            plan.hints = self._lookup(plan.question, plan.retrieved, plan.vector, plan.scope)
             plan.hint_dicts = [h.to_dict() for h in plan.hints]
         rewrite = self._dictionary_rewrite(plan.question, plan.hints)
         logger.info("LLM rewrite fell back to the dictionary rewrite: %s", reason)
@@ -703,7 +730,7 @@ class ConstrainedQueryRewriter(UsesDictionary):
         raw_answer: str | None,
         problems: list[str],
     ) -> dict[str, Any]:
-        return {
+        meta: dict[str, Any] = {
             "mode": "llm",
             "dictionary_version": plan.version,
             "latency_ms": round((time.perf_counter() - plan.started) * 1000, 3),
@@ -717,6 +744,9 @@ class ConstrainedQueryRewriter(UsesDictionary):
             "problems": problems,
             **plan.inputs,
         }
+        if plan.scope is not None:
+            meta["scope"] = plan.scope.to_dict()
+        return meta
 
     # ---- cache -----------------------------------------------------------------------------------------------
     def _current_cache(self, version: str) -> RewriteCache | None:

@@ -183,6 +183,10 @@ class RewriteWrapper(BasePipelineWrapper):
         self,
         question: Annotated[str, Field(min_length=1, max_length=MAX_QUESTION_CHARS)],
         mode: Literal["dictionary", "llm"] = "dictionary",
+        repo: FilterName | Annotated[list[FilterName], Field(min_length=1, max_length=MAX_FILTER_VALUES)] | None = None,
+        package: FilterName
+        | Annotated[list[FilterName], Field(min_length=1, max_length=MAX_FILTER_VALUES)]
+        | None = None,
     ) -> RewriteResponse:
         """Translate an informal question about the indexed code base into that code base's own vocabulary: \
 returns the rewritten query, the real symbol and package names it is about (only names that exist in the indexed \
@@ -193,11 +197,13 @@ something is called here, or to feed grep or your own search with the right iden
         :param question: The question in your own words (at most 2,000 characters).
         :param mode: "dictionary" (default: deterministic, milliseconds) or "llm" (the server's language model
             chooses among the dictionary's candidates; only when the server has one configured).
+        :param repo: Only names of this repository of the index, or of any of these (as `code_alias_ask` takes it).
+        :param package: Only names of this package, or of any of these.
         :returns: `rewritten`, `symbols`, `packages`, `intent`, `hints` (kind, name, score, qualified_names, files,
-            package, reasons) and `meta` (mode, dictionary_version, latency_ms; in LLM mode also fallback, cache_hit
-            and the names the faithfulness filter dropped).
+            package, reasons), `meta` (mode, dictionary_version, latency_ms, scope when narrowed; in LLM mode also
+            fallback, cache_hit and the names the faithfulness filter dropped) and `generation` (the index build).
         """
-        return self.service.rewrite(question, mode)
+        return self.service.rewrite(question, mode, repo=repo, package=package)
 
 
 class AutocompleteWrapper(BasePipelineWrapper):

@@ -153,6 +153,7 @@ class AskResponse(TypedDict):
     retrieval: NotRequired[str]  # "hybrid" or "lexical" (a hybrid index without vectors yet answers lexically)
     usage: NotRequired[dict[str, Any]]  # a usage question's callers or impact, from the reference graph
     vectors: NotRequired[dict[str, Any]]  # how far the chunk vectors are, while they are still being computed
+    generation: NotRequired[dict[str, Any] | None]  # the one build of the index the whole answer comes from
 
 
 class RewriteResponse(TypedDict):
@@ -164,6 +165,7 @@ class RewriteResponse(TypedDict):
     intent: str
     hints: list[dict[str, Any]]
     meta: dict[str, Any]
+    generation: NotRequired[dict[str, Any] | None]  # the one build of the index the rewrite comes from
 
 
 class Completion(TypedDict):
@@ -738,21 +740,33 @@ class CodeAliasService:
             "seconds": round(answer.seconds, 4),
             "confidence": None,
             "abstained": False,
+            "generation": answer.generation,
         }
         # The ranking's own confidence when it gives one, else the interim rule (`answer_view.answer_confidence`).
         payload["confidence"], payload["abstained"] = answer_confidence(answer)
         return payload
 
-    def rewrite(self, question: Any, mode: Any = "dictionary") -> RewriteResponse:
+    def rewrite(
+        self, question: Any, mode: Any = "dictionary", repo: Any = None, package: Any = None
+    ) -> RewriteResponse:
         """
         The rewrite `ask` uses for this question: the same pipeline run, so the same hints reach the rewriter (the
-        first keyword search's definitions, the nearest symbol cards) and both answers name the same symbols.
+        first keyword search's definitions, the nearest symbol cards) and both answers name the same symbols;
+        narrowed to `repo` / `package` as `ask` narrows its rewrite, and of one generation of the index (the
+        answer's `generation`).
         """
         text = check_question(question)
         chosen = self._require_mode(mode)
+        check_filter_name(repo, "repo")
+        check_filter_name(package, "package")
         search = self._search()
+        if repo is not None or package is not None:
+            try:  # the names as the index spells them; an unknown one is the client's mistake (422)
+                repo, package = search.check_filters(repo, package)
+            except ValueError as error:
+                raise bad_request(str(error)) from None
         with self._slot(), self._backend_errors("rewrite"):
-            answer = search.ask(text, top_k=1, mode=chosen if search.llm else None)
+            answer = search.ask(text, top_k=1, mode=chosen if search.llm else None, repo=repo, package=package)
         rewrite = answer.rewrite
         meta = dict(rewrite.get("meta") or {})
         if search.llm:  # the LLM pipeline's faithfulness filter: what it dropped
@@ -765,6 +779,7 @@ class CodeAliasService:
                 "intent": rewrite.get("intent"),
                 "hints": list(rewrite.get("hints") or []),
                 "meta": meta,
+                "generation": answer.generation,
             }
         )
 
