@@ -451,3 +451,97 @@ def test_delivery_log_window_and_bound() -> None:
     keys = delivery_keys({}, push_body(["a.py"]), None, push)
     assert len(keys) == 1 and keys[0].startswith("body:")
     assert keys != delivery_keys({}, push_body(["b.py"]), None, push)
+
+
+# ---- refused and failed refreshes are said: in the record, in the log ----------------------------------------------
+def test_a_push_for_a_tree_that_is_gone_is_in_the_record_and_the_log(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from haystack_integrations.components.code_alias.cli import main
+    from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
+    from haystack_integrations.components.code_alias.serving.live import handle_webhook, syncer_for
+
+    repo = tmp_path / "acme_repo"
+    shutil.copytree(ACME_REPO, repo)
+    index_dir = (tmp_path / "index").resolve()
+    CodeSearch(index_dir, lexical=True).index(repo)
+    shutil.rmtree(repo)  # the working tree is gone
+    body = json.dumps({"repository": "acme_repo", "paths": [RETRY_FILE]}).encode()
+    caplog.set_level("INFO")
+    with pytest.raises(WebhookRefused) as refused:
+        handle_webhook(index_dir, signed(body), body, secret=SECRET.encode(), client="10.0.0.9")
+    assert refused.value.status_code == 404
+    record = read_status(index_dir)
+    assert record["refusals"] == 1 and record["last_refused"] is not None
+    assert record["last_refused"]["status"] == 404 and "not a folder here" in record["last_refused"]["reason"]
+    assert str(tmp_path) not in json.dumps(record["last_refused"])  # no server paths in what status shows
+    assert any("refused (404)" in r.getMessage() and "not a folder here" in r.getMessage() for r in caplog.records)
+    # Unauthenticated: logged and counted in memory, never written (anyone who reaches the port could send it).
+    before = (index_dir / STATUS_FILE).read_bytes()
+    with pytest.raises(WebhookRefused):
+        handle_webhook(index_dir, signed(body, "wrong"), body, secret=SECRET.encode(), client="10.0.0.10")
+    assert (index_dir / STATUS_FILE).read_bytes() == before
+    unauthenticated = syncer_for(index_dir).unauthenticated
+    assert unauthenticated["count"] == 1 and unauthenticated["last_status"] == 401
+    assert main(["status", "--index-dir", str(index_dir)]) == 0
+    shown = capsys.readouterr().out
+    assert "last refused refresh: 404" in shown and "not a folder here" in shown
+
+
+def test_a_sync_does_not_overwrite_a_refusal_recorded_while_it_ran(tmp_path: Path) -> None:
+    from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
+    from haystack_integrations.components.code_alias.serving import live
+
+    repo = tmp_path / "acme_repo"
+    shutil.copytree(ACME_REPO, repo)
+    index_dir = (tmp_path / "index").resolve()
+    CodeSearch(index_dir, lexical=True).index(repo)
+    started, go_on = threading.Event(), threading.Event()
+    original = CodeSearch.index
+
+    def paused_index(self: Any, *args: Any, **kwargs: Any) -> Any:
+        started.set()
+        assert go_on.wait(60)
+        return original(self, *args, **kwargs)
+
+    CodeSearch.index = paused_index  # type: ignore[method-assign]
+    try:
+        outcome: dict[str, Any] = {}
+        thread = threading.Thread(target=lambda: outcome.update(live.run_sync(index_dir, repo, lexical=True)))
+        thread.start()
+        assert started.wait(60)
+        live.record_refusal(index_dir, 422, "a body that is no push")
+        go_on.set()
+        thread.join(120)
+    finally:
+        CodeSearch.index = original  # type: ignore[method-assign]
+    record = read_status(index_dir)
+    assert outcome["state"] == "ok" and record["state"] == "ok"
+    assert record["last_refused"] is not None and record["last_refused"]["reason"] == "a body that is no push"
+
+
+def test_a_failed_vector_fill_after_a_sync_is_in_the_record(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
+    from haystack_integrations.components.code_alias.serving.live import Syncer
+
+    repo = tmp_path / "acme_repo"
+    shutil.copytree(ACME_REPO, repo)
+    index_dir = (tmp_path / "index").resolve()
+    CodeSearch(index_dir, lexical=True).index(repo)
+    syncer = Syncer(index_dir, lexical=True)
+    indexer = syncer.indexer()
+    assert indexer is not None
+
+    def broken(**_: Any) -> None:
+        raise OSError(28, "No space left on device")
+
+    indexer.fill_vectors = broken  # type: ignore[method-assign]
+    caplog.set_level("WARNING")
+    queued = syncer.submit(PushRequest(event="paths", paths=(RETRY_FILE,)))
+    assert syncer.wait(queued["sync_id"], timeout=120)
+    record = read_status(index_dir)
+    assert record["state"] == "ok" and record["last_warning"] is not None
+    assert record["last_warning"]["what"] == "vectors" and "No space left" in record["last_warning"]["reason"]
+    assert any("vectors of the synced chunks not computed" in r.getMessage() for r in caplog.records)

@@ -574,13 +574,64 @@ def test_server_settings_from_env() -> None:
     )
     assert configured.cors_origins == ("https://a.example", "https://b.example")
     assert configured.max_body_bytes == 2048
+    assert ServerSettings.from_env({"CODE_ALIAS_KEEP_ALIVE_SECONDS": "30"}).keep_alive == 30
     for bad in (
         {"CODE_ALIAS_CORS_ORIGINS": "*"},
         {"CODE_ALIAS_PORT": "http"},
         {"CODE_ALIAS_MAX_BODY_BYTES": "10"},
+        {"CODE_ALIAS_KEEP_ALIVE_SECONDS": "0"},
     ):
         with pytest.raises(ValueError, match="CODE_ALIAS_"):
             ServerSettings.from_env(bad)
+
+
+def test_keep_alive_outlasts_the_common_clients_idle_expiry() -> None:
+    """
+    A client must give an idle connection up before the server closes it: when both time out together (uvicorn's
+    default 5 s, httpx's and the openai client's 5 s) a request sent as the server closes fails with a read error.
+    """
+    import asyncio
+
+    import aiohttp
+    from openai._constants import DEFAULT_CONNECTION_LIMITS
+
+    from haystack_integrations.components.code_alias.serving.server import ServerSettings
+
+    async def aiohttp_expiry() -> float:
+        connector = aiohttp.TCPConnector()
+        try:
+            return float(connector._keepalive_timeout)  # type: ignore[attr-defined]  # its default, not public
+        finally:
+            await connector.close()
+
+    expiries = {
+        "httpx": httpx.Limits().keepalive_expiry,
+        "openai": DEFAULT_CONNECTION_LIMITS.keepalive_expiry,
+        "aiohttp": asyncio.run(aiohttp_expiry()),
+        "go net/http": 90.0,  # http.DefaultTransport's IdleConnTimeout
+        "firefox": 115.0,  # network.http.keep-alive.timeout
+    }
+    keep_alive = ServerSettings.from_env({}).keep_alive
+    for client, expiry in expiries.items():
+        assert expiry is not None and keep_alive > expiry, (client, expiry, keep_alive)
+
+
+def test_an_idle_connection_is_still_open_after_the_old_five_seconds(served: Served) -> None:
+    """The same connection answers after 6 s idle (uvicorn's 5 s default closed it: a client racing that failed)."""
+    connection = http.client.HTTPConnection(served.host, served.port, timeout=60)
+    headers = {**AUTH, "content-type": "application/json"}
+    try:
+        connection.request("POST", "/code_alias_autocomplete/run", body=b'{"prefix": "with"}', headers=headers)
+        first = connection.getresponse()
+        assert first.status == 200 and first.read()
+        opened = connection.sock
+        time.sleep(6.0)  # the idle gap under test (not a wait for something to happen)
+        connection.request("POST", "/code_alias_autocomplete/run", body=b'{"prefix": "with"}', headers=headers)
+        again = connection.getresponse()
+        assert again.status == 200 and again.read()
+        assert connection.sock is opened  # reused, not reconnected
+    finally:
+        connection.close()
 
 
 def test_cors_only_for_configured_origins(tmp_path: Path) -> None:

@@ -236,6 +236,15 @@ def status_text(record: dict[str, Any], vectors: dict[str, Any]) -> str:
         lines.append(
             f"last sync: {state} at {record.get('last_finished_at') or record.get('last_started_at')}{took}{error}"
         )
+    refused = record.get("last_refused")
+    if refused:  # a push the server could not act on (a tree that is gone...): said until the next one
+        lines.append(
+            f"last refused refresh: {refused.get('status')} at {refused.get('at')}: {refused.get('reason')} "
+            f"({record.get('refusals') or 1} refused in all)"
+        )
+    warning = record.get("last_warning")
+    if warning:
+        lines.append(f"last refresh warning ({warning.get('what')}) at {warning.get('at')}: {warning.get('reason')}")
     server = record.get("warm_server")
     if server:
         lines.append(f"server: {'warm' if server['kind'] == 'warm' else 'code-alias serve'} (pid {server['pid']})")

@@ -28,6 +28,7 @@ from haystack_integrations.components.code_alias.serving.live import (
     WebhookRefused,
     handle_webhook,
     read_status,
+    syncer_for,
 )
 from haystack_integrations.components.code_alias.serving.service import (
     CODE_LINES_RANGE,
@@ -257,9 +258,15 @@ chat generator is configured, and the last refresh (sync) of the index.
             files), `documents`, `modes`, `generator` (configured, kind, model, base_url, timeout),
             `rewrite_cache`, `limits`, `torch_threads`, `uptime_seconds` and `sync` (state, last_sync_id,
             last_trigger, last_started_at, last_finished_at, last_seconds, last_ok_at, last_error, root,
-            dictionary_version, documents, files_changed, files_removed, paths).
+            dictionary_version, documents, files_changed, files_removed, paths, last_refused and refusals (a push
+            refused after authentication, with why), last_warning (a refresh's failed follow-up) and
+            unauthenticated (requests refused before authentication: count, last status and reason)).
         """
-        return {**self.service.status(), "sync": read_status(self.service.settings.index_dir)}
+        settings = self.service.settings
+        sync = read_status(settings.index_dir)
+        syncer = syncer_for(settings.index_dir, backend=settings.backend, lexical=settings.lexical)
+        sync["unauthenticated"] = dict(syncer.unauthenticated)  # this server's, never written to disk
+        return {**self.service.status(), "sync": sync}
 
 
 class SyncWrapper(BasePipelineWrapper):

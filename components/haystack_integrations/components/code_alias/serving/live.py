@@ -28,7 +28,12 @@ acknowledged (200, `"accepted": false`) without a sync (`DeliveryLog`). A body n
 
 Every sync (from the server or the CLI) records its outcome in `sync-status.json` in the index folder (written
 atomically), which `code-alias status` and the server's `code_alias_status` report: last sync, trigger, dictionary
-version, documents, last error.
+version, documents, last error. A refresh refused after authentication (a tree that is gone, a repository the
+index does not hold, a body that is no push) is recorded there too (`last_refused`, `refusals`), and so is a
+refresh whose follow-up failed (the synced chunks' vectors, folding the deltas: `last_warning`); each goes to the
+server log with its reason. Requests refused before authentication are logged and counted in memory only
+(`code_alias_status`'s `sync.unauthenticated`): anyone who reaches the port can send them, and they must not make
+the server write.
 """
 
 from __future__ import annotations
@@ -46,12 +51,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from typing_extensions import TypedDict
+from typing_extensions import NotRequired, TypedDict
 
 from ..core.model import atomic_write_bytes
 from ..core.processes import process_alive
 from ..core.repositories import origin_url
 from ..errors import CodeAliasError
+from ..indexing import index_files
 from ..indexing.dictionary_handle import DictionaryHandle
 from ..indexing.index_files import current_manifest
 from ..indexing.repositories import as_recorded, read_repositories
@@ -77,6 +83,7 @@ MAX_ERROR_CHARS = 500
 REPLAY_WINDOW_SECONDS = 3600.0
 #: Deliveries remembered at most (the oldest are forgotten first): a storm of fresh ids cannot grow the log.
 MAX_DELIVERIES = 10_000
+_STATUS_LOCK = threading.RLock()  # one writer of a `sync-status.json` at a time in this process
 
 
 class WebhookRefused(CodeAliasError):
@@ -109,6 +116,10 @@ class SyncStatus(TypedDict):
     phases: dict[str, float] | None
     pid: int | None
     repositories: dict[str, Any]
+    last_refused: dict[str, Any] | None  # {at, status, reason, trigger}: the last refresh refused after authentication
+    refusals: int  # how many were refused after authentication, ever (this index folder)
+    last_warning: dict[str, Any] | None  # {at, what, reason}: the last follow-up of a refresh that failed
+    unauthenticated: NotRequired[dict[str, Any]]  # a server's requests refused before authentication (in memory)
 
 
 # ---- authentication ---------------------------------------------------------------------------------------------
@@ -330,6 +341,9 @@ def read_status(index_dir: Path) -> SyncStatus:
         "phases": None,
         "pid": None,
         "repositories": {},
+        "last_refused": None,
+        "refusals": 0,
+        "last_warning": None,
     }
     empty["repositories"] = dict(read_repositories(index_dir))
     manifest = None
@@ -355,11 +369,46 @@ def read_status(index_dir: Path) -> SyncStatus:
     return merged  # type: ignore[return-value]
 
 
-def _write_status(index_dir: Path, status: Mapping[str, Any]) -> None:
-    try:
-        atomic_write_bytes(index_dir / STATUS_FILE, json.dumps(dict(status), indent=1).encode("utf-8"))
-    except OSError as error:  # the sync itself is what matters; say why the record is stale
-        logger.warning("code-alias: could not record the sync in %s: %s", index_dir / STATUS_FILE, error)
+#: What `record_refusal` and `record_warning` write while a sync may be running: a sync's own record keeps them
+#: as they are on disk when it writes (`_write_status(keep=...)`), instead of the values it read when it started.
+_SIDE_FIELDS = ("last_refused", "refusals", "last_warning")
+
+
+def _write_status(index_dir: Path, status: Mapping[str, Any], *, keep: tuple[str, ...] = ()) -> None:
+    with _STATUS_LOCK:
+        record = dict(status)
+        if keep:
+            current = read_status(index_dir)
+            record.update({key: current[key] for key in keep if key in current})  # type: ignore[literal-required]
+        try:
+            atomic_write_bytes(index_dir / STATUS_FILE, json.dumps(record, indent=1).encode("utf-8"))
+        except OSError as error:  # the sync itself is what matters; say why the record is stale
+            logger.warning("code-alias: could not record the sync in %s: %s", index_dir / STATUS_FILE, error)
+
+
+def _update_status(index_dir: Path, **fields: Any) -> SyncStatus:
+    """Change some fields of the record on disk (read and written under the process's status lock)."""
+    with _STATUS_LOCK:
+        record: dict[str, Any] = {**read_status(index_dir), **fields}
+        record.pop("repositories", None)  # read from repositories.json, never written here
+        _write_status(index_dir, record)
+    return record  # type: ignore[return-value]
+
+
+def record_refusal(index_dir: Path, status: int, reason: str, *, trigger: str = "webhook") -> None:
+    """
+    A refresh refused after authentication: in the record (`last_refused`, `refusals`) and in the log, with why.
+    """
+    logger.warning("code-alias: refresh of %s refused (%d): %s", index_dir, status, reason)
+    with _STATUS_LOCK:
+        count = int(read_status(index_dir).get("refusals") or 0)
+        refused = {"at": _now(), "status": status, "reason": hide_paths(reason)[:MAX_ERROR_CHARS], "trigger": trigger}
+        _update_status(index_dir, last_refused=refused, refusals=count + 1)
+
+
+def record_warning(index_dir: Path, what: str, reason: str) -> None:
+    """A refresh whose follow-up (`what`: "vectors", "compaction") failed: in the record and (by the caller) the log."""
+    _update_status(index_dir, last_warning={"at": _now(), "what": what, "reason": reason[:MAX_ERROR_CHARS]})
 
 
 def _one_line(error: BaseException) -> str:
@@ -455,7 +504,7 @@ def run_sync(
         "paths": len(paths),
         "pid": os.getpid(),
     }
-    _write_status(folder, record)
+    _write_status(folder, record, keep=_SIDE_FIELDS)
     try:
         search = CodeSearch(folder, backend=backend, lexical=lexical)  # type: ignore[arg-type]
         for tree, name in sync_targets(folder, root, repo):
@@ -482,7 +531,7 @@ def run_sync(
     if manifest is not None:
         record["dictionary_version"] = manifest.dictionary.version if manifest.dictionary else None
         record["documents"] = manifest.documents.count if manifest.documents else None
-    _write_status(folder, record)
+    _write_status(folder, record, keep=_SIDE_FIELDS)
     return record  # type: ignore[return-value]
 
 
@@ -509,6 +558,8 @@ class Syncer:
     _indexer: WarmIndexer | None = None
     _walks: set[str | None] = field(default_factory=set)  # repositories a request without paths asked for
     deliveries: DeliveryLog = field(default_factory=DeliveryLog)
+    # Requests refused before authentication, counted in memory only (`handle_webhook`): count, last at/status/why.
+    unauthenticated: dict[str, Any] = field(default_factory=lambda: {"count": 0})
 
     def __post_init__(self) -> None:
         # Ids go on from the last recorded sync, so a client polling `last_sync_id >= its id` after a server
@@ -539,6 +590,7 @@ class Syncer:
                 "code-alias: vectors of the synced chunks not computed (%s); `code-alias embed` adds them",
                 _one_line(error),
             )
+            record_warning(Path(self.index_dir), "vectors", f"{_one_line(error)}; `code-alias embed` adds them")
 
     def submit(self, request: PushRequest, repo: str | None = None) -> dict[str, Any]:
         """
@@ -558,6 +610,23 @@ class Syncer:
             self._condition.notify_all()
             return {"accepted": True, "sync_id": self._requested, "running_ahead": ahead, "paths": len(request.paths)}
 
+    def refused(self, refusal: WebhookRefused, *, authenticated: bool, client: str) -> None:
+        """
+        Say why a request was refused: in the log always; in the sync record when it was authenticated (a push
+        the server could not act on), else only in this server's memory (`unauthenticated`).
+        """
+        if authenticated:
+            record_refusal(Path(self.index_dir), refusal.status_code, f"{refusal.detail} (from {client})")
+            return
+        logger.warning("code-alias: webhook from %s refused (%s): %s", client, refusal.status_code, refusal.detail)
+        with self._condition:
+            self.unauthenticated = {
+                "count": int(self.unauthenticated.get("count", 0)) + 1,
+                "last_at": _now(),
+                "last_status": refusal.status_code,
+                "last_reason": refusal.detail,
+            }
+
     def wait(self, sync_id: int, timeout: float | None = None) -> bool:
         """Block until the sync `sync_id` has finished (True), or `timeout` seconds passed (False)."""
         with self._condition:
@@ -574,8 +643,11 @@ class Syncer:
             return
         try:
             indexer.idle(lock_timeout=1.0)  # another writer holds the index: it is not idle, try after the next
+        except index_files.IndexLockedError:
+            logger.info("code-alias: deltas not compacted now: another writer holds the index; the next idle retries")
         except Exception as error:
             logger.warning("code-alias: deltas not compacted (%s); the next idle moment retries", _one_line(error))
+            record_warning(Path(self.index_dir), "compaction", f"{_one_line(error)}; the next idle moment retries")
 
     def _work(self) -> None:
         while True:
@@ -673,11 +745,30 @@ def handle_webhook(
     :param client: Who sent it, for the log.
     :raises WebhookRefused: 403/401/422/404 with the reason (never the secret or the signature).
     """
+    syncer = syncer_for(index_dir, backend=backend, lexical=lexical)
     try:
         how = verify_request(headers, body, secret if secret is not None else webhook_secret())
     except WebhookRefused as refused:
-        logger.warning("code-alias: webhook from %s refused (%s): %s", client, refused.status_code, refused.detail)
+        syncer.refused(refused, authenticated=False, client=client)
         raise
+    try:
+        return _queue_push(syncer, index_dir, headers, body, payload, how=how, client=client)
+    except WebhookRefused as refused:
+        syncer.refused(refused, authenticated=True, client=client)
+        raise
+
+
+def _queue_push(
+    syncer: Syncer,
+    index_dir: Path,
+    headers: Mapping[str, str],
+    body: bytes | None,
+    payload: Any,
+    *,
+    how: str,
+    client: str,
+) -> dict[str, Any]:
+    """`handle_webhook` once the request is authenticated: parse it, find its repository, queue its sync."""
     if body is not None:
         if too_deep(body):  # `json.loads` would recurse into it and raise RecursionError, not ValueError
             raise WebhookRefused(422, f"the JSON body nests deeper than {MAX_JSON_DEPTH} levels")
@@ -703,7 +794,6 @@ def handle_webhook(
             if request.repository.lower() not in names and request.repository.split("/")[-1].lower() not in names:
                 raise WebhookRefused(404, f"this server indexes {sorted(names)[0]!r}, not {request.repository!r}")
         shown = root.name
-    syncer = syncer_for(index_dir, backend=backend, lexical=lexical)
     replay = syncer.deliveries.replayed(delivery_keys(headers, body, payload, request), pushed_at(payload))
     if replay is not None:  # acknowledged (2xx: the host does not retry), and nothing queued
         logger.info("code-alias: webhook from %s not synced (%s)", client, replay)

@@ -71,6 +71,11 @@ MAX_ERRORS_SHOWN = 10
 MAX_MESSAGE_CHARS = 200
 SYNC_PATH = "/code_alias_sync/run"
 SYNC_MAX_BODY_BYTES = 1024 * 1024
+#: Seconds an idle keep-alive connection stays open. Longer than the idle expiry of every common client (httpx and
+#: the openai client 5 s, aiohttp 15 s, Go's net/http 90 s, Firefox 115 s), so a client always gives up an idle
+#: connection before the server closes it: when both did it at once (uvicorn's default is 5 s, httpx's too), a
+#: request sent on a connection the server was closing failed with a read error and nothing in the server's log.
+DEFAULT_KEEP_ALIVE_SECONDS = 120
 
 
 @dataclass(frozen=True)
@@ -86,6 +91,7 @@ class ServerSettings:
     :param max_body_bytes: The largest request body accepted (413 above it).
     :param mcp: Also serve MCP (streamable HTTP) at `/mcp`.
     :param allow_remote: Bind a non-loopback address without a token (behind a proxy that authenticates).
+    :param keep_alive: Seconds an idle keep-alive connection stays open (`DEFAULT_KEEP_ALIVE_SECONDS`).
     """
 
     host: str = DEFAULT_HOST
@@ -96,18 +102,21 @@ class ServerSettings:
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     mcp: bool = False
     allow_remote: bool = False
+    keep_alive: int = DEFAULT_KEEP_ALIVE_SECONDS
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> ServerSettings:
         """
         Read `CODE_ALIAS_HOST`, `CODE_ALIAS_PORT`, `CODE_ALIAS_API_TOKEN`, `CODE_ALIAS_CORS_ORIGINS` and
-        `CODE_ALIAS_ALLOWED_HOSTS` (comma-separated), `CODE_ALIAS_MAX_BODY_BYTES`; `overrides` (not None) win.
+        `CODE_ALIAS_ALLOWED_HOSTS` (comma-separated), `CODE_ALIAS_MAX_BODY_BYTES`, `CODE_ALIAS_KEEP_ALIVE_SECONDS`;
+        `overrides` (not None) win.
 
         :raises ValueError: A value that cannot work, naming the variable.
         """
         env = dict(os.environ if environ is None else environ)
         port_text = env.get("CODE_ALIAS_PORT", "").strip() or str(DEFAULT_PORT)
         body_text = env.get("CODE_ALIAS_MAX_BODY_BYTES", "").strip() or str(DEFAULT_MAX_BODY_BYTES)
+        keep_alive_text = env.get("CODE_ALIAS_KEEP_ALIVE_SECONDS", "").strip() or str(DEFAULT_KEEP_ALIVE_SECONDS)
         settings = cls(
             host=env.get("CODE_ALIAS_HOST", "").strip() or DEFAULT_HOST,
             port=_int_in(port_text, "CODE_ALIAS_PORT", 1, 65535),
@@ -115,6 +124,7 @@ class ServerSettings:
             cors_origins=_csv(env.get("CODE_ALIAS_CORS_ORIGINS", "")),
             allowed_hosts=_csv(env.get("CODE_ALIAS_ALLOWED_HOSTS", "")),
             max_body_bytes=_int_in(body_text, "CODE_ALIAS_MAX_BODY_BYTES", 1024, 64 * 1024 * 1024),
+            keep_alive=_int_in(keep_alive_text, "CODE_ALIAS_KEEP_ALIVE_SECONDS", 1, 3600),
         )
         settings = replace(settings, **{k: v for k, v in overrides.items() if v is not None})
         if "*" in settings.cors_origins:
@@ -622,11 +632,18 @@ def bind_tcp(host: str, port: int) -> socket.socket:
     return listener
 
 
-def run_uvicorn(app: Any, listener: socket.socket, *, idle_seconds: float | None = None) -> None:
+def run_uvicorn(
+    app: Any,
+    listener: socket.socket,
+    *,
+    idle_seconds: float | None = None,
+    keep_alive: int = DEFAULT_KEEP_ALIVE_SECONDS,
+) -> None:
     """
     Serve `app` on an already bound socket until interrupted, or until `idle_seconds` pass with no request.
 
     :param idle_seconds: Exit after this long without a request (the warm server); None serves until stopped.
+    :param keep_alive: Seconds an idle keep-alive connection stays open (see `DEFAULT_KEEP_ALIVE_SECONDS`).
     """
     import uvicorn
 
@@ -647,7 +664,9 @@ def run_uvicorn(app: Any, listener: socket.socket, *, idle_seconds: float | None
                 last[0] = time.monotonic()
 
         served = watched
-    config = uvicorn.Config(served, server_header=False, timeout_graceful_shutdown=5, log_level="warning")
+    config = uvicorn.Config(
+        served, server_header=False, timeout_graceful_shutdown=5, log_level="warning", timeout_keep_alive=keep_alive
+    )
     server = uvicorn.Server(config)
     if idle_seconds is not None:
 
@@ -685,7 +704,7 @@ def serve(settings: ServerSettings, service_settings: ServiceSettings | None = N
     record["token_required"] = bool(settings.token)  # the token itself stays in the user's environment
     # `code-alias ask` on the same index answers through this server while it runs (server_discovery).
     with announce(index_dir, record):
-        run_uvicorn(app, listener)
+        run_uvicorn(app, listener, keep_alive=settings.keep_alive)
 
 
 def serve_from_cli(
