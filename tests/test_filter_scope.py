@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,8 +30,8 @@ PAYMENTS = {
 WEB = {
     "pyproject.toml": '[project]\nname = "acme-web"\nversion = "1.0"\n',
     "acme_web/__init__.py": "",
-    "acme_web/checkout.py": 'def render_checkout(cart):\n    """Render the checkout page and retry a failed charge."""\n'
-    "    return cart\n",
+    "acme_web/checkout.py": "def render_checkout(cart):\n"
+    '    """Render the checkout page and retry a failed charge."""\n    return cart\n',
     "acme_web/util.py": 'def shared_helper(text):\n    """Trim text for the page."""\n    return text.strip()\n',
 }
 QUESTION = "where do we retry failed stripe charges?"
@@ -69,7 +68,8 @@ def test_scope_from_filters_reads_what_repository_filters_writes() -> None:
     either = {"operator": "OR", "conditions": [repository_filters("a"), repository_filters("b")]}
     assert scope_from_filters(either) is None  # not a narrowing the rewrite can honour: it narrows nothing
     assert scope_from_filters({"operator": "AND", "conditions": [language, either]}) is None
-    assert HintScope(repos=frozenset({"a"})).admits("a", None) and not HintScope(repos=frozenset({"a"})).admits("b", None)
+    only_a = HintScope(repos=frozenset({"a"}))
+    assert only_a.admits("a", None) and not only_a.admits("b", None)
 
 
 def test_the_rewrite_of_a_narrowed_question_names_only_that_repository(two: CodeSearch) -> None:
@@ -138,7 +138,9 @@ class ProposesOutside:
 
 def test_the_llm_rewrite_is_offered_and_keeps_only_narrowed_names(two: CodeSearch) -> None:
     generator = ProposesOutside()
-    rewriter = ConstrainedQueryRewriter(index_dir=str(two.index_dir), chat_generator=generator, constrain_to_hints=False)
+    rewriter = ConstrainedQueryRewriter(
+        index_dir=str(two.index_dir), chat_generator=generator, constrain_to_hints=False
+    )
     check = SymbolFaithfulnessFilter(index_dir=str(two.index_dir))
     filters = repository_filters("acme/web")
     narrowed = rewriter.run(question=QUESTION, filters=filters)

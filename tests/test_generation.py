@@ -1,4 +1,4 @@
-"""Every answer is computed from one generation of the index: the rewrite's dictionary and hints, the chunks, the vectors.
+"""Every answer comes from one generation of the index: the rewrite's dictionary and hints, the chunks, the vectors.
 
 The interleavings that used to mix two builds are forced here with events (no sleeps): a question paused between
 its pipeline's stages while a sync hands a new build over, or while another question moves the served build on.

@@ -336,3 +336,42 @@ def test_ask_peer_refuses_a_peer_without_the_key(tmp_path: Path, listener: tuple
         ask_peer(peer, "/code_alias_ask/run", {"question": "q"}, timeout=5)
     assert [a["path"] for a in _Listener.asked] == [HELLO_PATH]
     assert _Listener.asked[0]["authorization"] is None
+
+
+def test_a_killed_server_left_unreaped_reads_as_stopped(tmp_path: Path) -> None:
+    """
+    A server killed while its parent does not reap it (a container's init, a detached start) stays a zombie:
+    signalable, with an empty command line. It is a stopped server's leftover, not an impostor to warn about.
+    """
+    from haystack_integrations.components.code_alias.core.processes import process_alive
+
+    index = tmp_path / "index"
+    zombie = subprocess.Popen([sys.executable, "-c", "pass"])
+    try:
+        deadline = time.monotonic() + 60
+        while Path(f"/proc/{zombie.pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z":
+            assert time.monotonic() < deadline, "the child did not end"
+            time.sleep(0.01)
+        assert not process_alive(zombie.pid)
+        path = _plant(index, {**_record("http://127.0.0.1:1416", kind="warm"), "pid": zombie.pid})
+        with pytest.raises(LookupError, match="stopped"):
+            inspect_announcement(index)
+        assert not path.exists()
+    finally:
+        zombie.wait()
+    assert process_alive(os.getpid())
+
+
+def test_a_refused_announcement_is_said_once_per_look_series(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`ensure_warm_server` looks again every 50 ms while a server starts: one warning per cause, not one a look."""
+    index = tmp_path / "index"
+    _plant(index, {**_record("http://10.0.0.7:1416"), "pid": os.getpid()})
+    said: set[str] = set()
+    for _ in range(10):
+        assert server_discovery.discover(index, said=said) is None
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(lines) == 1 and "not a code-alias server" in lines[0]
+    assert server_discovery.discover(index) is None  # a caller that keeps no record is told each time
+    assert len(capsys.readouterr().err.splitlines()) == 1

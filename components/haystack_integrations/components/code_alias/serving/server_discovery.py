@@ -278,15 +278,26 @@ def _check_socket(path: Path) -> None:
         raise UnsafeLinkError(f"the announced socket {path} is not a socket of yours")
 
 
-def discover(index_dir: str | os.PathLike[str], *, warn: bool = True) -> Peer | None:
-    """The announced server of `index_dir` that passed the file checks, or None (a refused one said on stderr)."""
+def discover(
+    index_dir: str | os.PathLike[str], *, warn: bool = True, said: set[str] | None = None
+) -> Peer | None:
+    """
+    The announced server of `index_dir` that passed the file checks, or None (a refused one said on stderr).
+
+    :param warn: Say why an announced server is not used.
+    :param said: What was said already (a caller that looks several times, e.g. while a server starts): each
+        reason is said once, and added here.
+    """
     try:
         return inspect_announcement(index_dir)
     except LookupError:
         return None
     except (UnsafeLinkError, OSError) as refused:
-        if warn:
-            print(f"code-alias: warning: not using the announced server: {refused}; answering here", file=sys.stderr)
+        message = f"code-alias: warning: not using the announced server: {refused}; answering here"
+        if warn and (said is None or message not in said):
+            print(message, file=sys.stderr)
+        if said is not None:
+            said.add(message)
         return None
 
 

@@ -123,7 +123,8 @@ def ensure_warm_server(index_dir: str | os.PathLike[str], *, timeout: float = ST
     :returns: The server's peer record (still to be proven by `ask_peer`), or None when it could not be started in
         time (its log says why); the caller then answers by itself.
     """
-    peer = discover(index_dir)
+    said: set[str] = set()  # this ask looks many times while a server starts: each reason is said once
+    peer = discover(index_dir, said=said)
     if peer is not None or not server_installed():  # without the [hayhooks] extra, asks answer by themselves
         return peer
     try:
@@ -135,13 +136,13 @@ def ensure_warm_server(index_dir: str | os.PathLike[str], *, timeout: float = ST
     if _failed_recently(failed):  # a broken start is not retried on every ask (each would pay for it)
         return None
     with _locked(folder / f"{index_key(index_dir)}.start.lock", timeout=timeout) as taken:
-        peer = discover(index_dir)
+        peer = discover(index_dir, said=said)
         if peer is not None or not taken:
             return peer
         process = _start(index_dir)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            peer = discover(index_dir)
+            peer = discover(index_dir, said=said)
             if peer is not None:
                 return peer
             code = process.poll()
