@@ -287,7 +287,8 @@ def _cmd_index(args: argparse.Namespace) -> int:
         return _interrupted(search)
     finally:
         bar.close()
-    if args.background and stats.get("vectors") and stats["vectors"]["embedded"] < stats["vectors"]["total"]:
+    vectors_left = bool(stats.get("vectors")) and stats["vectors"]["embedded"] < stats["vectors"]["total"]
+    if args.background and (vectors_left or stats.get("cards_deferred")):  # the vectors, and the symbol cards
         stats["vector_worker"] = _start_vector_worker(args)
     _remember_index(Path(stats["root"]), Path(stats["index_dir"]))
     dictionary = stats["dictionary"]
@@ -394,7 +395,7 @@ def _cmd_embed(args: argparse.Namespace) -> int:
     bar = _VectorBar()
     _lower_priority()
     try:
-        result = search.fill_vectors(on_progress=bar.update)
+        result = search.fill_vectors(on_progress=bar.update, cards=True)  # the cards `index --background` left
     except KeyboardInterrupt:
         bar.close()
         return _interrupted(search)

@@ -414,6 +414,7 @@ class CodeSearch:
         on_answerable: Callable[[dict[str, Any]], None] | None = None,
         on_progress: Callable[[int, int], None] | None = None,
         repo: str | None = None,
+        cards: bool | None = None,
     ) -> dict[str, Any]:
         """
         Build or incrementally refresh the index of `root` (dictionary and documents), as repository `repo`.
@@ -430,6 +431,10 @@ class CodeSearch:
         :param lock_timeout: Seconds to wait for another writer of the same folder; None waits.
         :param vectors: False: stop once the index answers lexically; `fill_vectors` (`code-alias embed`) adds the
             vectors later. Only for a hybrid index on the embedded default.
+        :param cards: Embed the symbol cards of semantic hints here (they need the model: seconds to load, then
+            ~100 cards/s on two cores); False leaves them to `fill_vectors(cards=True)`, as `code-alias index
+            --background` does, so it returns once questions work. None: as `vectors` (a progressive index), else
+            True.
         :param on_answerable: Called with the statistics once questions can be asked (before the vectors).
         :param on_progress: Called with (chunks with a vector, chunks) as the vectors arrive.
         :param repo: The repository's name; None = the name the same folder was indexed under before, else its
@@ -515,8 +520,12 @@ class CodeSearch:
         if on_answerable is not None:
             on_answerable(stats)
         self._prime_keyword_index()
-        if semantic:  # questions are answered meanwhile; before the chunk vectors: cards are several times cheaper
+        if semantic and (vectors if cards is None else cards):
+            # Questions are answered meanwhile; before the chunk vectors: cards are several times cheaper. Left to
+            # the fill when it runs later (`--background`: 60 s of a 68 s return on pytest's 260 files were these).
             stats["cards"] = self.refresh_cards()
+        elif semantic:
+            stats["cards_deferred"] = True  # for `fill_vectors(cards=True)` (`code-alias embed`)
         if vectors and count is not None and not count.complete:
             stats["vector_fill"] = self.fill_vectors(lock_timeout=lock_timeout, on_progress=on_progress)
             stats["vectors"] = stats["vector_fill"]["vectors"]
@@ -581,6 +590,7 @@ class CodeSearch:
         on_progress: Callable[[int, int], None] | None = None,
         checkpoint_seconds: float | None = None,
         embedder: Any = None,
+        cards: bool = False,
     ) -> dict[str, Any]:
         """
         Compute the chunk vectors a progressive index still lacks (`vector_fill.VectorFiller`): resumable, saved
@@ -590,7 +600,10 @@ class CodeSearch:
         :param on_progress: Called with (chunks with a vector, chunks) after every round.
         :param checkpoint_seconds: Seconds of embedding between two saves (default `vector_fill.CHECKPOINT_SECONDS`).
         :param embedder: The chunk embedder; None = `chunk_embedder()`.
-        :returns: `{"embedded", "vectors": {embedded, total, percent}, "saves", "seconds"}`.
+        :param cards: First make the symbol cards of semantic hints current (what `index(cards=False)` left; only
+            the new card texts are embedded, nothing when they are current).
+        :returns: `{"embedded", "vectors": {embedded, total, percent}, "saves", "seconds"}`, and `cards` (their
+            statistics) when they were refreshed.
         :raises ValueError: Not a hybrid index on the embedded default.
         """
 
@@ -603,6 +616,9 @@ class CodeSearch:
                 f"another folder: `code-alias index PATH --index-dir OTHER`"
             )
         with vector_fill.fill_lock(self.index_dir, on_wait=_say_filling(self.index_dir)):
+            refreshed = None
+            if cards and index_mode.recorded_semantic_hints(self.index_dir):
+                refreshed = self.refresh_cards()  # semantic hints from here on, before the longer chunk fill
             filler = vector_fill.VectorFiller(
                 self.index_dir,
                 embedder=embedder if embedder is not None else self.chunk_embedder(),
@@ -610,7 +626,10 @@ class CodeSearch:
                 lock_timeout=lock_timeout,
                 on_progress=on_progress,
             )
-            return filler.run()
+            result = filler.run()
+        if refreshed is not None:
+            result["cards"] = refreshed
+        return result
 
     def remove_repository(self, name: str, *, lock_timeout: float | None = None) -> dict[str, Any]:
         """
