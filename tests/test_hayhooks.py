@@ -394,7 +394,10 @@ def test_rewrite_alone(client: httpx.Client) -> None:
     response = run(client, "code_alias_rewrite", {"question": "who decides what the bouncer lets in"})
     assert response.status_code == 200, response.text
     result = response.json()["result"]
-    assert set(result) == {"rewritten", "symbols", "packages", "intent", "hints", "meta"}
+    assert set(result) == {"rewritten", "symbols", "packages", "intent", "hints", "meta", "generation"}
+    assert result["generation"]["build"] and result["generation"]["dictionary_version"] == result["meta"][
+        "dictionary_version"
+    ]
     assert result["symbols"][0] == "AccessGate"
     assert "AccessGate" in result["rewritten"]
     assert result["intent"] in {"locate_symbol", "explain_behavior", "how_to", "debug", "usage"}
