@@ -209,3 +209,30 @@ def test_the_answer_reports_its_generation(served: tuple[CodeSearch, Path]) -> N
         "documents": manifest.documents.count if manifest.documents else None,
         "embedded": None if manifest.documents is None else manifest.documents.embedded,
     }
+
+
+def test_an_older_builds_derived_values_stay_while_read_and_go_after(
+    served: tuple[CodeSearch, Path], tree: Path
+) -> None:
+    """
+    A question still on the build before a swap finds that build's definition map (and BM25 index) in the cache
+    instead of rebuilding it over the current one; once the last such question ends, they go.
+    """
+    from haystack_integrations.components.code_alias.retrieval import definitions
+
+    query, index_dir = served
+    code_index = CodeIndex.open(index_dir)
+    cache = code_index.derived.cache(definitions._DEFINITIONS)
+    indexer = WarmIndexer(index_dir, lexical=True)
+    gate = pause_before(query, "definitions")
+    asking, asked = in_thread(lambda: query.ask("charge card"))
+    gate.wait()
+    assert code_index.pinned_generation() is None  # the question's generation is its own context's, not ours
+    (tree / FRESH).write_text(FRESH_TEXT, encoding="utf-8")
+    indexer.sync(tree, paths=[FRESH])  # hands the new build over, with its derived values built ahead
+    assert any(cache._earlier.values())  # the old build's definition map stays: a question reads that build
+    gate.release.set()
+    answer = result(asking, asked)
+    indexer.close()
+    assert answer.files and not any(cache._earlier.values())  # the last reader ended: retired
+    assert code_index.live(code_index.served.generation) is False  # no question in flight now

@@ -309,11 +309,15 @@ class CodeIndex:
             with pinning(generation):
                 yield generation
         finally:
+            retired = False
             with self.lock:
                 if key is not None:
                     self._live[key] -= 1
                     if self._live[key] <= 0:
                         del self._live[key]
+                        retired = key != self.served.generation
+            if retired:  # the last question on an older build: its derived values go (the current ones stay)
+                self.derived.retire(key)
 
     def live(self, generation: object) -> bool:
         """Whether a question in flight reads the served chunks of `generation` (their derived values are kept)."""

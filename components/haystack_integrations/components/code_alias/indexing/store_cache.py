@@ -182,6 +182,16 @@ class PerStoreCache(Generic[T]):
             prepared.append((self, slot, key, value))
         return prepared
 
+    def retire(self, generation: object) -> None:
+        """Drop the values of an earlier `generation` that no question reads any more (the current ones stay)."""
+        with self._lock:
+            for slot in list(self._earlier):
+                kept = [entry for entry in self._earlier[slot] if entry[2] != generation]
+                if kept:
+                    self._earlier[slot] = kept
+                else:
+                    del self._earlier[slot]
+
     def forget(self, index: str) -> None:
         """Drop every value of the store named `index`."""
         with self._lock:
@@ -236,6 +246,13 @@ class StoreCaches:
             caches = list(self._caches.values())
         building = Building(self, ahead=True)
         return [item for cache in caches for item in cache.prepare(index, stored, fingerprints, building)]
+
+    def retire(self, generation: object) -> None:
+        """`PerStoreCache.retire` of every kind: the last question reading `generation` has ended."""
+        with self._lock:
+            caches = list(self._caches.values())
+        for cache in caches:
+            cache.retire(generation)
 
     def forget(self, index: str) -> None:
         """Drop what every kind holds for the store named `index` (see `CodeIndexDocumentStore.release`)."""
