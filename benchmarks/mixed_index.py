@@ -63,7 +63,6 @@ from haystack_integrations.components.code_alias.evaluation.bench_searcher impor
 from haystack_integrations.components.code_alias.evaluation.runner import BenchConfig, SearchResult
 from haystack_integrations.components.code_alias.indexing.repositories import read_repositories
 from haystack_integrations.components.code_alias.retrieval.repository_evidence import repository_terms
-from haystack_integrations.components.code_alias.retrieval.results import rank_files
 from haystack_integrations.components.code_alias.retrieval.search import AskResult, CodeSearch
 
 CONFIG = BenchConfig.parse("title/dictionary/bm25")
@@ -117,9 +116,8 @@ class MixedSearcher:
         statistics = repository_terms(self.code.query_pipeline, terms)
         if statistics is None:
             return None
-        ranked = rank_files(plain.documents, VOTE_DEPTH, **plain.ranking_policy())
         return select_repository(
-            terms, statistics.term_documents, statistics.documents, [f.get("repo") for f in ranked]
+            terms, statistics.term_documents, statistics.documents, [f.get("repo") for f in plain.files[:VOTE_DEPTH]]
         )
 
     def _search_select(self, question: str, options: dict[str, Any], top_k: int) -> SearchResult:
@@ -133,8 +131,7 @@ class MixedSearcher:
         selection = self._selection(question, plain)
         if selection is not None:
             entry.update(top=selection.repo, confidence=selection.confidence)
-            plain.repository_prior = dict(selection.posterior)
-            entry["boosted_files"] = self._files(plain, top_k)[:5]
+            entry["boosted_files"] = entry["plain_files"]  # the ranking stage has no repository prior to boost with
             narrowed = self.code.ask(question, **options, repo=selection.repo, select_repository=False)
             entry["filtered_files"] = self._files(narrowed, top_k)[:5] if narrowed.documents else None
         self.log.append(entry)

@@ -24,7 +24,7 @@ def test_the_lexical_query_pipeline_answers_the_same_through_run_async(tmp_path:
     search = CodeSearch(tmp_path / "idx", lexical=True)
     search.index(ACME_REPO)
     pipeline = search.load_pipeline("query_lexical")
-    for name in ("bm25_retriever", "joiner", "ranker", "composer", "definitions"):
+    for name in ("bm25_retriever", "ranker", "composer", "definitions"):
         assert not hasattr(pipeline.get_component(name), "run_async"), name
     expected = pipeline.run(_inputs(pipeline))["ranker"]["files"]  # bound to the folder when loaded
     answered = asyncio.run(pipeline.run_async(_inputs(pipeline)))["ranker"]["files"]

@@ -8,7 +8,6 @@ import pytest
 
 from haystack_integrations.components.code_alias.core.repository_selection import (
     FILTER_POSTERIOR,
-    boost_by_repository,
     cori_evidence,
     ranking_votes,
     select_repository,
@@ -73,36 +72,6 @@ def test_select_repository_filters_only_on_strong_joint_evidence() -> None:
         select_repository(["invoice"], terms, documents, ["a"], filter_posterior=1.5)
 
 
-def test_boost_by_repository_lifts_the_likely_repository_and_keeps_the_rest_in_order() -> None:
-    items = [("x1", "b"), ("y1", "a"), ("x2", "b"), ("y2", "a"), ("x3", "b")]
-    boosted = [item for item, _ in boost_by_repository(items, lambda i: i[1], {"a": 0.9, "b": 0.1})]
-    assert boosted[:2] == [("y1", "a"), ("y2", "a")]
-    assert [i for i in boosted if i[1] == "b"] == [("x1", "b"), ("x2", "b"), ("x3", "b")]
-    # No prior: the order is unchanged; a group (a file's chunks) ranks once, where its first item is.
-    assert [item for item, _ in boost_by_repository(items, lambda i: i[1], {})] == items
-    grouped = boost_by_repository(items, lambda i: i[1], {"a": 1.0}, group_of=lambda i: i[1])
-    assert [item for item, _ in grouped][:2] == [("y1", "a"), ("y2", "a")]
-    assert grouped[0][1] == grouped[1][1]
-
-
-def test_keep_order_within_moves_only_the_interleaving_of_repositories() -> None:
-    # chunks (name, package, file): one file's chunks are a group, ranked where its first chunk is
-    items = [("a1", "p", "f1"), ("b1", "p", "f2"), ("a2", "p", "f1"), ("c1", "q", "f3"), ("b2", "p", "f2")]
-    repo_of, group_of = (lambda i: i[1]), (lambda i: i[2])
-    grouped = [i[0] for i, _ in boost_by_repository(items, repo_of, {"p": 0.9}, group_of=group_of)]
-    assert grouped[:2] == ["a1", "a2"]  # without it, a file's chunks come out together
-    kept = [i[0] for i, _ in boost_by_repository(items, repo_of, {"p": 0.9}, group_of=group_of, keep_order_within=True)]
-    assert [n for n in kept if n != "c1"] == ["a1", "b1", "a2", "b2"]  # p's own order is untouched
-    assert kept.index("c1") == 4  # and q's chunk goes after p's
-    lifted = [
-        i[0] for i, _ in boost_by_repository(items, repo_of, {"q": 0.9}, group_of=group_of, keep_order_within=True)
-    ]
-    assert lifted[0] == "c1" and lifted[1:] == ["a1", "b1", "a2", "b2"]
-    # a prior on every repository there is changes nothing
-    every = boost_by_repository(items[:3], repo_of, {"p": 0.5}, group_of=group_of, keep_order_within=True)
-    assert [i for i, _ in every] == items[:3]
-
-
 # ---- through `CodeSearch.ask` on a two-repository index -------------------------------------------------------------
 def test_question_words_of_one_repository_narrow_the_answer_to_it(mixed: CodeSearch) -> None:
     question = "how does the config retry a declined card charge of an invoice?"
@@ -119,16 +88,13 @@ def test_question_words_of_one_repository_narrow_the_answer_to_it(mixed: CodeSea
     assert {f.get("repo") for f in answer.ranked_files("bm25")} == {"payments"}
 
 
-def test_weak_evidence_boosts_without_filtering(mixed: CodeSearch) -> None:
+def test_weak_evidence_is_recorded_and_changes_nothing(mixed: CodeSearch) -> None:
     question = "where is the settings file loaded?"  # words both repositories hold alike
     answer = mixed.ask(question, select_repository=True)
     inferred = answer.rewrite["inferred_repository"]
-    assert inferred is not None and inferred["used"] == "boost" and inferred["confidence"] < FILTER_POSTERIOR
-    assert {f.get("repo") for f in answer.files} == {"payments", "imaging"}  # nothing was filtered out
-    assert answer.repository_prior is not None
-    assert sorted(f["file_path"] for f in answer.files) == sorted(
-        f["file_path"] for f in mixed.ask(question, select_repository=False).files
-    )
+    assert inferred is not None and inferred["used"] is None and inferred["confidence"] < FILTER_POSTERIOR
+    plain = mixed.ask(question, select_repository=False)
+    assert [f["file_path"] for f in answer.files] == [f["file_path"] for f in plain.files]  # no boost, no filter
 
 
 def test_nothing_is_inferred_with_a_caller_filter_or_one_repository(mixed: CodeSearch, tmp_path: Path) -> None:

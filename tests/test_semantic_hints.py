@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from haystack_integrations.components.code_alias.retrieval.search import AskResult, CodeSearch
+from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
 from tests.conftest import write_tree
 
 QUESTION = "where's the payments retry helper?"
@@ -75,8 +75,8 @@ def _names(symbols: list[dict]) -> list[str]:
 def test_the_payments_retry_helper_is_named_and_first(monorepo: Path, tmp_path: Path, mode: str) -> None:
     lexical = mode == "lexical-semantic"
     # BM25 alone ranks the ledger's retryFailedExports first (it shares "retry"); the rewrite's first symbol is
-    # withStripeBackoff, defined in the package it also chose, so that package lifts its own definitions (the
-    # default package boost). The hybrid pipeline's embeddings put withStripeBackoff first even without it.
+    # withStripeBackoff, defined in the package it also chose: the ranking stage weighs that (the chosen symbol,
+    # its card's similarity, the sure package) against BM25's literal "retry".
     search = CodeSearch(tmp_path / "index", lexical=True if lexical else None, semantic_hints=True if lexical else None)
     stats = search.index(monorepo)
     assert stats["cards"]["cards"] == 3  # the three functions; built before any chunk vector
@@ -88,15 +88,9 @@ def test_the_payments_retry_helper_is_named_and_first(monorepo: Path, tmp_path: 
     ranked = _names(answer.ranked_symbols("bm25" if lexical else "hybrid"))
     assert ranked[0] == "withStripeBackoff", ranked
     assert _names(answer.symbols)[0] == "withStripeBackoff"  # what `code-alias ask` shows
-    assert answer.rewrite["package_boost"] == {"@acme/payments-core": pytest.approx(_package_confidence(answer))}
-    if lexical:  # without the boost, BM25's literal "retry" wins: the package is what decides
-        plain = CodeSearch(tmp_path / "index", lexical=True, semantic_hints=True, package_boost=False).ask(QUESTION)
-        assert _names(plain.ranked_symbols("bm25"))[0] == "retryFailedExports"
-
-
-def _package_confidence(answer: AskResult) -> float:
-    hints = answer.rewrite["hints"]
-    return next(float(h["confidence"]) for h in hints if h["kind"] == "package" and h["name"] == "@acme/payments-core")
+    if lexical:  # without the rewrite, BM25's literal "retry" wins
+        plain = search.ask(QUESTION, use_rewrite=False)
+        assert _names(plain.symbols)[0] == "retryFailedExports"
 
 
 @pytest.mark.slow

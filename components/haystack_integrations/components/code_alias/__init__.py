@@ -2,7 +2,8 @@
 
 The modules live in folders named after the pipeline's stages: `indexing/` (reading, splitting, the dictionary,
 the index files and stores), `rewriting/` (the rewriter, the faithfulness filter, the composer), `retrieval/` (the
-retrievers, embedders, fusion, ranking and the `CodeSearch` facade), `serving/` (the server, Hayhooks wrappers and live
+retrievers, embedders and the `CodeSearch` facade), `ranking/` (the fitted ranking stage: candidates, features, the
+model, the answer), `serving/` (the server, Hayhooks wrappers and live
 sync) and `evaluation/` (the benchmark harness); `core/` is the framework-free logic and `elasticsearch/` the backend.
 Old module paths keep working (`_legacy.py`).
 
@@ -37,8 +38,7 @@ _EXPORTS = {
     "CodeIndexDocumentStore": "indexing.store",
     "CodeSearch": "retrieval.search",
     "DocumentStorePersister": "indexing.store",
-    "FileRanker": "retrieval.results",
-    "RankFusion": "retrieval.fusion",
+    "CodeRanker": "ranking.ranker",
     "IndexSyncPlanner": "indexing.sync",
     "IndexSyncWriter": "indexing.sync",
     "AliasDictionary": "core.model",
@@ -56,17 +56,16 @@ __all__ = [
     "CodeFileReader",
     "CodeIndex",
     "CodeIndexDocumentStore",
+    "CodeRanker",
     "CodeSearch",
     "CodeSplitter",
     "CodeTextEmbedder",
     "ConstrainedQueryRewriter",
     "DocumentStorePersister",
-    "FileRanker",
     "HintIndex",
     "IndexSyncPlanner",
     "IndexSyncWriter",
     "QueryComposer",
-    "RankFusion",
     "SymbolDefinitionRetriever",
     "SymbolFaithfulnessFilter",
 ]
@@ -81,12 +80,11 @@ if TYPE_CHECKING:
     from .indexing.splitter import CodeSplitter
     from .indexing.store import CodeIndexDocumentStore, DocumentStorePersister
     from .indexing.sync import IndexSyncPlanner, IndexSyncWriter
+    from .ranking.ranker import CodeRanker
     from .retrieval.bm25 import CodeBM25Retriever
     from .retrieval.definitions import SymbolDefinitionRetriever
     from .retrieval.embedders import CodeDocumentEmbedder, CodeTextEmbedder
     from .retrieval.embedding_retriever import CodeEmbeddingRetriever
-    from .retrieval.fusion import RankFusion
-    from .retrieval.results import FileRanker
     from .retrieval.search import CodeSearch
     from .rewriting.composer import QueryComposer
     from .rewriting.faithfulness import SymbolFaithfulnessFilter

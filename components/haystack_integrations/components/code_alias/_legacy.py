@@ -48,8 +48,6 @@ MOVED: dict[str, str] = {
     "embedding_retriever": "retrieval.embedding_retriever",
     "embedding_text": "retrieval.embedding_text",
     "definitions": "retrieval.definitions",
-    "fusion": "retrieval.fusion",
-    "results": "retrieval.results",
     "search": "retrieval.search",
     "repository_evidence": "retrieval.repository_evidence",
     "server": "serving.server",

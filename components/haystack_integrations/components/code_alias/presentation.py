@@ -50,7 +50,7 @@ def _evidence_words(kind: str, detail: str | None) -> str | None:
 
 
 def why_in_words(why: list[str]) -> str:
-    """The ranker's evidence (`results.why_ranked`: "bm25 #2", "rewrite: name (words, doc, confidence 0.5)")."""
+    """The ranker's evidence (`ranking.answer.why_ranked`: "bm25 #2", "rewrite: name (words, doc, confidence 0.5)")."""
     said: list[str] = []
     for item in why:
         rank = _RANK.match(item)

@@ -12,6 +12,7 @@ are nearest to this question vector" with one matrix-vector product.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import json
@@ -140,6 +141,11 @@ class SymbolCards:
 
     def __len__(self) -> int:
         return len(self.names)
+
+    @functools.cached_property
+    def rows(self) -> dict[str, int]:
+        """Name -> its row."""
+        return {name: row for row, name in enumerate(self.names)}
 
     @property
     def dimensions(self) -> int:

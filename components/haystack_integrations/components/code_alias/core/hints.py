@@ -28,7 +28,7 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 from rapidfuzz import fuzz, process
@@ -103,28 +103,93 @@ DESCRIBED_MAX_WORDS = 40
 RETRIEVED_DEPTH = 10
 
 
-class SymbolEvidence(Mapping[str, tuple[float, tuple[str, ...]]]):
+class HintEvidence(NamedTuple):
+    """What the ranking stage reads of one symbol hint (read-only; the first two fields are its confidence and
+    reasons, as before)."""
+
+    confidence: float
+    reasons: tuple[str, ...]
+    #: Evidence kind -> its confidence (`Hint.evidence`), as sorted pairs.
+    evidence: tuple[tuple[str, float], ...] = ()
+    #: Cosine similarity of the symbol's card to the question; None without a card or a question vector.
+    similarity: float | None = None
+    #: 1-based place among the question's symbol hints.
+    rank: int = 0
+    package: str | None = None
+    #: How many files define the name (at most the three the hint lists).
+    files: int = 0
+
+    def value(self, kind: str) -> float:
+        """The confidence of one evidence kind (0.0 when absent)."""
+        return next((value for name, value in self.evidence if name == kind), 0.0)
+
+
+class CardSimilarity:
+    """Each card name's cosine similarity to one question (read-only): the semantic side's view of *every* symbol,
+    not only the nearest cards that became hints."""
+
+    def __init__(self, rows: Mapping[str, int], scores: np.ndarray) -> None:
+        self._rows = rows
+        self._scores = scores
+
+    @classmethod
+    def of(cls, cards: SymbolCards, vector: Sequence[float] | np.ndarray) -> CardSimilarity | None:
+        """The similarities of `cards` to `vector`; None when the vector does not fit them."""
+        scores = cards.similarities(vector)
+        return cls(cards.rows, scores) if scores.size else None
+
+    def get(self, name: str | None) -> float | None:
+        row = self._rows.get(name) if name else None
+        return None if row is None else float(self._scores[row])
+
+
+class SymbolEvidence(Mapping[str, HintEvidence]):
     """
-    Symbol name -> (confidence, evidence reasons): what the fusion needs of the hints, read-only.
+    Symbol name -> `HintEvidence`: what the ranking needs of the hints, read-only.
 
     Haystack pipelines deep-copy every component input; the full hint dicts cost ~13 ms per copy on a 40-hint
     question, this immutable map nothing (a copy is the same object).
     """
 
-    def __init__(self, items: Mapping[str, tuple[float, tuple[str, ...]]] | None = None) -> None:
+    def __init__(
+        self,
+        items: Mapping[str, HintEvidence] | None = None,
+        *,
+        packages: Mapping[str, float] | None = None,
+        cards: CardSimilarity | None = None,
+    ) -> None:
         self._items = dict(items or {})
+        #: Package hint name -> its confidence.
+        self.packages: Mapping[str, float] = dict(packages or {})
+        #: Every card's similarity to the question (None: no cards or no question vector).
+        self.cards = cards
 
     @classmethod
-    def from_hints(cls, hints: Iterable[Mapping[str, Any]]) -> SymbolEvidence:
-        """From hint dicts (`Hint.to_dict`): symbol hints only, the first of each name."""
-        items: dict[str, tuple[float, tuple[str, ...]]] = {}
+    def from_hints(cls, hints: Iterable[Mapping[str, Any]], *, cards: CardSimilarity | None = None) -> SymbolEvidence:
+        """From hint dicts (`Hint.to_dict`): symbol hints only, the first of each name (package hints' confidence in
+        `packages`), and the question's similarity to every card."""
+        items: dict[str, HintEvidence] = {}
+        packages: dict[str, float] = {}
         for hint in hints:
             name = hint.get("name")
-            if hint.get("kind", "symbol") == "symbol" and isinstance(name, str) and name not in items:
-                items[name] = (float(hint.get("confidence") or 0.0), tuple(str(r) for r in hint.get("reasons", [])))
-        return cls(items)
+            if hint.get("kind") == "package" and isinstance(name, str):
+                packages.setdefault(name, float(hint.get("confidence") or 0.0))
+            if hint.get("kind", "symbol") != "symbol" or not isinstance(name, str) or name in items:
+                continue
+            evidence = hint.get("evidence") or {}
+            similarity = hint.get("similarity")
+            items[name] = HintEvidence(
+                confidence=float(hint.get("confidence") or 0.0),
+                reasons=tuple(str(r) for r in hint.get("reasons", [])),
+                evidence=tuple(sorted((str(k), float(v)) for k, v in evidence.items())),
+                similarity=None if similarity is None else float(similarity),
+                rank=len(items) + 1,
+                package=hint.get("package") if isinstance(hint.get("package"), str) else None,
+                files=len(hint.get("files") or []),
+            )
+        return cls(items, packages=packages, cards=cards)
 
-    def __getitem__(self, name: str) -> tuple[float, tuple[str, ...]]:
+    def __getitem__(self, name: str) -> HintEvidence:
         return self._items[name]
 
     def __iter__(self) -> Iterator[str]:
@@ -134,7 +199,7 @@ class SymbolEvidence(Mapping[str, tuple[float, tuple[str, ...]]]):
         return len(self._items)
 
     def __repr__(self) -> str:
-        return f"SymbolEvidence({self._items!r})"
+        return f"SymbolEvidence({self._items!r}, packages={dict(self.packages)!r})"
 
     def __deepcopy__(self, memo: dict[int, Any]) -> SymbolEvidence:
         return self  # immutable

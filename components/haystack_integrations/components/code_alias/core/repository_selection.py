@@ -10,11 +10,10 @@ kinds of evidence are multiplied and normalised into a posterior over the reposi
   repository's files rank in the unfiltered answer, each file counting ``1 / rank`` over the first
   `VOTE_DEPTH` files.
 
-The posterior is used as a soft prior: every chunk gains ``posterior(repo) / (k + its rank within its
-repository)`` over its own ``1 / (k + rank)`` (a second, per-repository reciprocal-rank list fused with the
-first, `boost_by_repository`); only a posterior of at least `FILTER_POSTERIOR` narrows the answer to that
-repository. Constants are CORI's published ones and reciprocal rank fusion's ``k = 60``; the filter threshold is
-the one setting.
+A posterior of at least `FILTER_POSTERIOR` narrows the answer to that repository (`CodeSearch.ask(
+select_repository=True)`); a weaker one is only recorded (the ranking stage has no mixed-index data to weigh it
+with). Constants are CORI's published ones and reciprocal rank fusion's ``k = 60``; the filter threshold is the
+one setting.
 
 Framework-free: no Haystack import.
 """
@@ -22,7 +21,7 @@ Framework-free: no Haystack import.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, TypeVar
 
@@ -31,7 +30,6 @@ __all__ = [
     "RRF_K",
     "VOTE_DEPTH",
     "RepositorySelection",
-    "boost_by_repository",
     "cori_evidence",
     "ranking_votes",
     "select_repository",
@@ -170,50 +168,3 @@ def select_repository(
         terms=sum(1 for word in words if term_documents.get(word)),
         evidence={"cori": cori, "votes": votes},
     )
-
-
-def boost_by_repository(
-    items: Sequence[T],
-    repo_of: Callable[[T], str | None],
-    posterior: Mapping[str, float],
-    *,
-    group_of: Callable[[T], Hashable] | None = None,
-    k: int = RRF_K,
-    keep_order_within: bool = False,
-) -> list[tuple[T, float]]:
-    """
-    Re-rank `items` (best first) by reciprocal rank fusion of their own ranking with one list per repository
-    weighted by its posterior: ``1 / (k + rank) + posterior(repo) / (k + rank within repo)``.
-
-    A repository's own list is the ranking restricted to it (what a filter on it would return, since filtering
-    leaves the scores of the kept chunks unchanged); the most likely repository's results thus rise by up to
-    its posterior's share, the others keep their order among themselves.
-
-    :param group_of: Ranks count groups (e.g. a chunk's file: files are what is ranked), each ranked where its
-        first item is; every item of a group gets the group's score. None: each item is its own group.
-    :param keep_order_within: Only the interleaving of repositories changes: the places a repository's items take
-        in the fused ranking are filled by its items in their original order. Without it, the items of one group
-        share its score and come out together (a file's every chunk before the next file's first), which reorders
-        the chunks of a repository that only one repository's boost meant to lift as a whole.
-    :returns: (item, fused score), best first; ties keep the original order.
-    """
-    within: dict[str | None, int] = {}
-    groups: dict[Hashable, float] = {}
-    fused: list[tuple[float, int, T]] = []
-    for position, item in enumerate(items):
-        group = group_of(item) if group_of is not None else position
-        if group not in groups:
-            name = repo_of(item)
-            within[name] = within.get(name, 0) + 1
-            prior = posterior.get(name, 0.0) if name is not None else 0.0
-            groups[group] = 1.0 / (k + len(groups) + 1) + prior / (k + within[name])
-        fused.append((groups[group], position, item))
-    fused.sort(key=lambda entry: (-entry[0], entry[1]))
-    if not keep_order_within:
-        return [(item, score) for score, _, item in fused]
-    own: dict[str | None, list[T]] = {}
-    for item in items:
-        own.setdefault(repo_of(item), []).append(item)
-    queues = {name: iter(members) for name, members in own.items()}
-    # each place keeps its score and goes to its repository's next item in the original order
-    return [(next(queues[repo_of(item)]), score) for score, _, item in fused]

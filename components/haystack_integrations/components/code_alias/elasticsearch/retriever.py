@@ -174,7 +174,7 @@ class CodeElasticsearchBM25Retriever:
             ]
         return documents
 
-    @component.output_types(documents=list[Document])
+    @component.output_types(documents=list[Document], term_coverage=float | None)
     def run(
         self,
         query: str,
@@ -182,7 +182,7 @@ class CodeElasticsearchBM25Retriever:
         packages: list[str] | None = None,
         filters: dict[str, Any] | None = None,
         top_k: int | None = None,
-    ) -> dict[str, list[Document]]:
+    ) -> dict[str, Any]:
         """
         Retrieve chunks for a query.
 
@@ -191,18 +191,19 @@ class CodeElasticsearchBM25Retriever:
         :param packages: Package names from the rewrite, boosted.
         :param filters: Haystack filters; combined with the init filters by `filter_policy`.
         :param top_k: Overrides the init `top_k`.
-        :returns: `documents`, best first, with `score` (without embeddings).
+        :returns: `documents`, best first, with `score` (without embeddings), and `term_coverage` (None: the share
+            of the query's terms the index holds is not known here; the ranking stage treats it as missing).
         :raises CodeAliasBackendError: The server is unreachable, refuses the key, or the index is unusable.
         """
         if not (query or "").strip() and not symbols and not packages:
-            return {"documents": []}
+            return {"documents": [], "term_coverage": None}
         body = self._body(query, symbols, packages, filters, top_k)
         store = self.document_store
         with _errors_for(store):
             response = store.client.search(index=store._index, **body)
-        return {"documents": self._documents(response)}
+        return {"documents": self._documents(response), "term_coverage": None}
 
-    @component.output_types(documents=list[Document])
+    @component.output_types(documents=list[Document], term_coverage=float | None)
     async def run_async(
         self,
         query: str,
@@ -210,16 +211,16 @@ class CodeElasticsearchBM25Retriever:
         packages: list[str] | None = None,
         filters: dict[str, Any] | None = None,
         top_k: int | None = None,
-    ) -> dict[str, list[Document]]:
+    ) -> dict[str, Any]:
         """Asynchronous `run` (same parameters and result)."""
         if not (query or "").strip() and not symbols and not packages:
-            return {"documents": []}
+            return {"documents": [], "term_coverage": None}
         body = self._body(query, symbols, packages, filters, top_k)
         store = self.document_store
         with _errors_for(store):
             await store._ensure_initialized_async()
             response = await store.async_client.search(index=store._index, **body)
-        return {"documents": self._documents(response)}
+        return {"documents": self._documents(response), "term_coverage": None}
 
     def close(self) -> None:
         """Release the store's synchronous client."""

@@ -34,8 +34,6 @@ class PipelineSearcher:
     :param rewriter_params: Init parameters of the LLM pipeline's rewriter to override (`max_hints`, `timeout`).
     :param semantic_hints: Symbol cards with vectors for the rewrite's hints (`CodeSearch(semantic_hints=...)`); on
         a lexical index this is `--lexical --semantic-hints`: BM25 rows whose rewrite has semantic hints.
-    :param package_boost: `CodeSearch(package_boost=...)`: a package the rewrite's first symbol is defined in lifts
-        its chunks.
     :param rewrite_store: A folder for the LLM rewrites' disk cache and JSONL logs (`rewrites-<rewrite>.jsonl`),
         so a stopped run resumes without asking the model again; None = in-process cache only.
     """
@@ -50,7 +48,6 @@ class PipelineSearcher:
         rewriter_params: dict[str, Any] | None = None,
         rewrite_store: Path | None = None,
         semantic_hints: bool | None = None,
-        package_boost: bool = True,
     ) -> None:
         self.cache_dir = cache_dir
         self.lexical = lexical
@@ -60,7 +57,6 @@ class PipelineSearcher:
         self.rewrite_store = rewrite_store
         # Lexical rows stay model-free unless asked; hybrid follows the index (cards on).
         self.semantic_hints = semantic_hints if semantic_hints is not None else (False if lexical else None)
-        self.package_boost = package_boost
         self._definitions: dict[str, list[tuple[str, str]]] = {}
         self._search: CodeSearch | None = None
         self._folder: Path | None = None
@@ -88,7 +84,6 @@ class PipelineSearcher:
             chat_generator=self.chat_generator,
             rewriter_params=self._rewriter_params("llm") if llm else None,
             semantic_hints=self.semantic_hints,
-            package_boost=self.package_boost,
             embedding_cache=self._embedding_cache,
         )
         search.index(corpus_root)
@@ -122,7 +117,6 @@ class PipelineSearcher:
                 rewriter_params=self._rewriter_params(rewrite),
                 embedding_cache=self._embedding_cache,
                 semantic_hints=self.semantic_hints,
-                package_boost=self.package_boost,
             )
             self._variants[rewrite] = variant
         return variant
@@ -217,7 +211,6 @@ def make_searcher(args: argparse.Namespace) -> PipelineSearcher:
         cache_dir,
         lexical=bool(getattr(args, "lexical", False)),
         semantic_hints=True if getattr(args, "semantic_hints", False) else None,
-        package_boost=bool(getattr(args, "package_boost", True)),
         chat_generator=chat_generator,
         rewriter_params=rewriter_params or None,
         rewrite_store=rewrite_store,

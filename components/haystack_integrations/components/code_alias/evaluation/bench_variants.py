@@ -74,7 +74,6 @@ class VariantSearch(CodeSearch):
     :param rewriter_params: Init parameters of the rewriter to override (`max_hints`, `timeout`, `cache_path`...).
     :param embedding_cache: The vector cache (`CodeSearch`).
     :param semantic_hints: As `CodeSearch` (None: as the index was built).
-    :param package_boost: As `CodeSearch`: the same as the rows it is compared with.
     """
 
     def __init__(
@@ -87,7 +86,6 @@ class VariantSearch(CodeSearch):
         rewriter_params: dict[str, Any] | None = None,
         embedding_cache: str | Path | None = None,
         semantic_hints: bool | None = None,
-        package_boost: bool = True,
     ) -> None:
         super().__init__(
             index_dir,
@@ -97,7 +95,6 @@ class VariantSearch(CodeSearch):
             chat_generator=chat_generator,
             rewriter_params=rewriter_params,
             semantic_hints=semantic_hints,
-            package_boost=package_boost,
         )
         self.free = free
 

@@ -450,6 +450,7 @@ def _record(
         "rewrite": config.rewrite,
         "retrieval": config.retrieval,
         "id": item.id,
+        "question": item.question_for(config.query),
         "repo": item.repo,
         "names_file": item.names_file,
         "names_gold_symbol": _optional_bool(item.meta.get("names_gold_symbol")),
@@ -535,13 +536,6 @@ def build_parser() -> argparse.ArgumentParser:
         "--semantic-hints",
         action="store_true",
         help="with --lexical: symbol-card vectors for the rewrite's hints (one small model call per question)",
-    )
-    run.add_argument(
-        "--package-boost",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="a package the rewrite chose lifts its chunks when the rewrite's first symbol is defined in it "
-        "(CodeSearch(package_boost=...); on by default, --no-package-boost for the ablation)",
     )
     run.add_argument("--searcher", default=None, help=f"module:factory (default {DEFAULT_SEARCHER_FACTORY})")
     llm = run.add_argument_group("LLM rewrite (the `llm` rewrite rows)")

@@ -26,6 +26,7 @@ import bm25s
 import numpy as np
 from haystack import Document, component, default_from_dict, default_to_dict
 from haystack.document_stores.in_memory import InMemoryDocumentStore
+from rapidfuzz import fuzz, process
 
 from .._legacy import with_current_type
 from ..core.identifiers import code_tokenize, split_identifier
@@ -195,6 +196,16 @@ class _Bm25Index:
             raise Bm25IndexError(f"the saved BM25 index does not match its vocabulary ({error}); re-index") from error
 
 
+def closest_terms(terms: list[str], vocabulary: dict[str, int], *, per_term: int = 1) -> list[str]:
+    """For each term, the vocabulary's most similar terms (rapidfuzz's normalised edit-distance ratio)."""
+    words = [word for word in vocabulary if word and len(word) > 1]
+    found: list[str] = []
+    for term in terms:
+        for match, _score, _ in process.extract(term, words, scorer=fuzz.ratio, limit=per_term):
+            found.append(match)
+    return found
+
+
 def _save(index: _Bm25Index, folder: Path) -> None:
     index.save(folder)
     _prune(folder.parent, keep=folder)
@@ -248,6 +259,7 @@ class CodeBM25Retriever:
         k1: float = 1.2,
         b: float = 0.75,
         clean_query: bool = False,
+        closest_terms: bool = True,
     ) -> None:
         if top_k <= 0:
             raise ValueError(f"top_k must be > 0, got {top_k}")
@@ -258,6 +270,7 @@ class CodeBM25Retriever:
         self.k1 = k1
         self.b = b
         self.clean_query = clean_query
+        self.closest_terms = closest_terms
 
     def warm_up(self) -> None:
         """Build (or reuse) the BM25 index of the store's current documents."""
@@ -292,7 +305,16 @@ class CodeBM25Retriever:
                 _save(index, folder)
         return index
 
-    @component.output_types(documents=list[Document])
+    def term_coverage(self, query: str) -> float:
+        """The share of the query's distinct keyword terms that occur in the indexed chunks (0.0 for none or no term):
+        how much of a question this code speaks of at all."""
+        terms = set(code_tokenize(query))
+        if not terms:
+            return 0.0
+        vocabulary = self._index().vocabulary
+        return sum(term in vocabulary for term in terms) / len(terms)
+
+    @component.output_types(documents=list[Document], term_coverage=float)
     def run(
         self,
         query: str,
@@ -300,7 +322,7 @@ class CodeBM25Retriever:
         packages: list[str] | None = None,
         filters: dict[str, Any] | None = None,
         top_k: int | None = None,
-    ) -> dict[str, list[Document]]:
+    ) -> dict[str, Any]:
         """
         Retrieve chunks for a query.
 
@@ -309,12 +331,20 @@ class CodeBM25Retriever:
         :param packages: Package names from the rewrite, boosted less.
         :param filters: Haystack filters on document fields.
         :param top_k: Overrides the init `top_k`.
-        :returns: `documents`, best first, with `score`.
+        :returns: `documents`, best first, with `score`, and `term_coverage`: the share of the query's distinct terms
+            the index holds (`term_coverage`).
         """
         top_k = top_k or self.top_k
         index = self._index()
         text = (clean_question_text(query) or query) if self.clean_query else query
-        scores = index.scores(code_tokenize(text))
+        tokens = code_tokenize(text)
+        terms = set(tokens)
+        coverage = sum(term in index.vocabulary for term in terms) / len(terms) if terms else 0.0
+        if terms and coverage == 0.0 and self.closest_terms:
+            # No word of the query is in the code: search with the closest words it does hold, so a question with
+            # words never comes back empty (the ranking stage sees the coverage and says nothing matches well).
+            tokens = closest_terms(sorted(terms), index.vocabulary)
+        scores = index.scores(tokens)
         top = float(scores.max()) if len(scores) else 0.0
         for names, boost in ((symbols or [], self.symbol_boost), (packages or [], self.package_boost)):
             if not boost or top <= 0.0:
@@ -328,7 +358,8 @@ class CodeBM25Retriever:
                 if best_head > 0.0:
                     scores = scores + (boost * top / (best_head * (position + 1))) * head
         ranked = best_first(index.documents, scores, top_k=top_k, filters=filters, positive_only=True)
-        return {"documents": [dataclasses.replace(document, score=score, embedding=None) for document, score in ranked]}
+        documents = [dataclasses.replace(document, score=score, embedding=None) for document, score in ranked]
+        return {"documents": documents, "term_coverage": coverage}
 
     def to_dict(self) -> dict[str, Any]:
         return default_to_dict(
@@ -340,6 +371,7 @@ class CodeBM25Retriever:
             k1=self.k1,
             b=self.b,
             clean_query=self.clean_query,
+            closest_terms=self.closest_terms,
         )
 
     @classmethod

@@ -24,10 +24,11 @@ from haystack.core.errors import DeserializationError
 from haystack.core.serialization import DeserializationCallbacks, component_from_dict, import_class_by_name
 
 from ..core.cards import newest_cards_file
+from ..core.hints import SymbolEvidence
 from ..core.identifiers import code_tokenize
 from ..core.model import DictionaryError
 from ..core.repositories import without_repository
-from ..core.repository_selection import VOTE_DEPTH, boost_by_repository, select_repository
+from ..core.repository_selection import VOTE_DEPTH, select_repository
 from ..errors import CodeAliasError
 from ..indexing import index_delta, index_files, index_mode, index_repair, repositories, vector_fill
 from ..indexing.card_vectors import card_embedder, refresh_card_vectors
@@ -41,10 +42,11 @@ from ..paths import (
     EMBEDDING_CACHE_ENV,
     resolve_index_dir,
 )
+from ..ranking.answer import RankedSymbol
+from ..ranking.candidates import QuestionContext
+from ..ranking.ranker import CodeRanker
 from .bm25 import CodeBM25Retriever
-from .fusion import RankFusion
 from .repository_evidence import repository_terms
-from .results import RankedSymbol, TestFiles, rank_files, rank_symbols, rank_symbols_and_files
 
 Backend = Literal["embedded", "elasticsearch"]
 PIPELINE_FILES: dict[tuple[Backend, str], str] = {
@@ -154,58 +156,15 @@ def bind_to_index(data: dict[str, Any], index_dir: Path, *, writer: str | None =
     return data
 
 
-def repository_boosted(
-    documents: list[Document], prior: dict[str, float] | None, *, field: str = "repo"
-) -> list[Document]:
-    """`documents` re-ranked by a repository prior (`core.repository_selection.boost_by_repository`) file by file
-    (a file ranks where its best chunk is, as `rank_files` ranks them), scored by the fused value; unchanged when
-    there is no prior. `field="package"`: by a package prior instead (the packages a rewrite is sure of), moving only
-    the interleaving of packages: the chunks of one package keep their order (its symbols stay as the fusion ranked
-    them when every candidate is in it)."""
-    if not prior:
-        return documents
-
-    fused = boost_by_repository(
-        documents,
-        lambda d: d.meta.get(field),
-        prior,
-        group_of=lambda d: (d.meta.get("repo"), d.meta.get("file_path")),
-        keep_order_within=field == "package",
-    )
-    return [replace(document, score=score) for document, score in fused]
-
-
-def package_prior(rewrite: dict[str, Any]) -> dict[str, float]:
-    """
-    The packages a rewrite is sure of, by confidence: a package it chose in which its first symbol is defined (the
-    rewrite's two answers agree). A package named alone is not enough: "compat" in a preact issue names
-    `preact-compat` while the fix is in the hooks (JS/TS set, BENCHMARKS.md 12e).
-
-    :param rewrite: `AskResult.rewrite`: its `symbols`, `packages` and `hints` (dicts with kind, name, package,
-        confidence).
-    """
-    hints = rewrite.get("hints") or []
-    symbols = rewrite.get("symbols") or []
-
-    def hint(kind: str, name: object) -> dict[str, Any]:
-        return next((h for h in hints if h.get("kind") == kind and h.get("name") == name), {})
-
-    home = hint("symbol", symbols[0]).get("package") if symbols else None
-    if not home or home not in (rewrite.get("packages") or []):
-        return {}
-    confidence = float(hint("package", home).get("confidence") or 0.0)
-    return {str(home): confidence} if confidence > 0 else {}
-
-
-def _boosted(
-    documents: list[Document], repository: dict[str, float] | None, package: dict[str, float] | None
-) -> list[Document]:
-    return repository_boosted(repository_boosted(documents, package, field="package"), repository)
-
-
 @dataclass
 class AskResult:
-    """One answer: ranked symbols and files, the chunks, the rewrite, and each retriever's own ranking."""
+    """
+    One answer: ranked symbols and files, the chunks, the rewrite, each retriever's own list, and how sure the
+    ranking is that its first file is right.
+
+    Every field comes from one run of the query pipeline; `ranked_symbols` / `ranked_files` for another retrieval
+    mode than the pipeline's (one retriever's list alone, for benchmarks) ask the pipeline's own ranker again.
+    """
 
     question: str
     files: list[dict[str, Any]]
@@ -216,18 +175,19 @@ class AskResult:
     embedding_documents: list[Document] = field(default_factory=list)
     definition_documents: list[Document] = field(default_factory=list)
     seconds: float = 0.0
-    test_files: TestFiles = "keep"
-    #: The pipeline's `FileRanker.near_duplicate_threshold`: copies of a better-ranked file go after the others.
-    near_duplicate_threshold: float | None = None
-    #: The pipeline's `FileRanker.implementation_first`: an implementation goes before its own `.d.ts`.
-    implementation_first: bool = False
-    fusion: RankFusion = field(default_factory=RankFusion)
-    #: Repository -> posterior that re-ranks every mode's chunks (`core.repository_selection`); None: no prior.
-    repository_prior: dict[str, float] | None = None
-    #: Package -> confidence of the packages the rewrite is sure of, which lift their own chunks in every mode.
-    package_prior: dict[str, float] | None = None
+    #: The probability (0-1) that the first file is right (`ranking.model`); None: the model has no confidence.
+    confidence: float | None = None
+    #: The confidence is too low to trust: the answer shows the closest places as such.
+    abstained: bool = False
+    #: What the ranker knew of the question (to rank one retriever's list alone); None outside a pipeline run.
+    context: QuestionContext | None = None
+    ranker: CodeRanker | None = None
+    #: The retrieval the pipeline's own ranking used: "hybrid" or "bm25".
+    retrieval: str = "hybrid"
+    top_k: int = 10
     #: The one generation of the index every part of this answer was computed from (`IndexGeneration.to_dict`).
     generation: dict[str, Any] | None = None
+    _rankings: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         """The answer as JSON: symbols first (what the question asks for), then files, then the rewrite."""
@@ -235,51 +195,43 @@ class AskResult:
             "question": self.question,
             "symbols": self.symbols,
             "files": self.files,
+            "confidence": self.confidence,
+            "abstained": self.abstained,
             "rewrite": {key: value for key, value in self.rewrite.items() if key != "hints"},
             "seconds": round(self.seconds, 4),
             "generation": self.generation,
         }
 
+    def _ranked(self, retrieval: str) -> dict[str, Any]:
+        if retrieval not in ("hybrid", "bm25", "embedding"):
+            raise ValueError(f"unknown retrieval {retrieval!r}; expected hybrid, bm25 or embedding")
+        if retrieval == self.retrieval or self.ranker is None or self.context is None:
+            return {"symbols": self.symbols, "files": self.files, "documents": self.documents}
+        if retrieval not in self._rankings:
+            bm25 = self.bm25_documents if retrieval != "embedding" else None
+            embedding = self.embedding_documents if retrieval != "bm25" else None
+            context = replace(self.context, embedding=embedding is not None)
+            self._rankings[retrieval] = self.ranker.rank(
+                context, bm25=bm25, embedding=embedding, definitions=self.definition_documents, top_k=self.top_k
+            )
+        return self._rankings[retrieval]
+
     def ranking(self, retrieval: str) -> list[Document]:
         """
-        The chunk ranking of one retrieval mode: "hybrid", "bm25" or "embedding".
-
-        "bm25" and "embedding" are that retriever's list fused with the chunks defining the rewrite's symbols by
-        the pipeline's own `RankFusion` (same weights and confidence rules), when the rewrite named any: the
-        rewrite reaches every mode the same way.
+        The chunk ranking of one retrieval mode: "hybrid", "bm25" or "embedding": the pipeline's own, or one
+        retriever's list with the rewrite's definitions, ranked by the pipeline's own ranker.
         """
-        if retrieval == "hybrid":
-            return self.documents
-        if retrieval not in ("bm25", "embedding"):
-            raise ValueError(f"unknown retrieval {retrieval!r}; expected hybrid, bm25 or embedding")
-        own = self.bm25_documents if retrieval == "bm25" else self.embedding_documents
-        if not self.definition_documents:
-            return _boosted(own, self.repository_prior, self.package_prior)
-        fused = self.fusion.run(
-            bm25_documents=own if retrieval == "bm25" else None,
-            embedding_documents=own if retrieval == "embedding" else None,
-            definition_documents=self.definition_documents,
-            hints=self.rewrite.get("hints"),
-            top_k=None,
-        )
-        return _boosted(list(fused["documents"]), self.repository_prior, self.package_prior)
+        return list(self._ranked(retrieval)["documents"])
 
     def ranked_symbols(self, retrieval: str = "hybrid", top_k: int | None = None) -> list[RankedSymbol]:
-        """The symbols of one retrieval mode's ranking, with the pipeline's `FileRanker` policies."""
-        return rank_symbols(self.ranking(retrieval), top_k, **self.ranking_policy())
+        """The symbols of one retrieval mode's ranking."""
+        symbols: list[RankedSymbol] = self._ranked(retrieval)["symbols"]
+        return symbols[:top_k] if top_k else symbols
 
     def ranked_files(self, retrieval: str = "hybrid", top_k: int | None = None) -> list[dict[str, Any]]:
-        """The files of one retrieval mode's ranking, with the pipeline's `FileRanker` policies."""
-        return rank_files(self.ranking(retrieval), top_k, **self.ranking_policy())
-
-    def ranking_policy(self) -> dict[str, Any]:
-        """The keyword arguments `rank_files` and `rank_symbols` take to rank as the pipeline's `FileRanker` does."""
-        return {
-            "test_files": self.test_files,
-            "question": self.question,
-            "near_duplicate_threshold": self.near_duplicate_threshold,
-            "implementation_first": self.implementation_first,
-        }
+        """The files of one retrieval mode's ranking."""
+        files: list[dict[str, Any]] = self._ranked(retrieval)["files"]
+        return files[:top_k] if top_k else files
 
 
 _Ask = TypeVar("_Ask", bound=Callable[..., AskResult])
@@ -328,10 +280,6 @@ class CodeSearch:
         cards are nearest to the question: True / False as asked; None (default) = as the index was built, which
         is on for a hybrid index and off for a lexical one (`code-alias index --lexical --semantic-hints` turns
         them on there: BM25 retrieval, one small model call per question for the hints).
-    :param package_boost: Lift the chunks of a package the rewrite chose when its first symbol is defined there
-        (its two answers agree), by the package's confidence, in every ranking: a boost, never a filter, that moves
-        only the interleaving of packages, never the order inside one. On by default: neutral on SWE-QA dev and the
-        JS/TS set, and it puts the mission's `withStripeBackoff` first on a lexical index (BENCHMARKS.md 12e).
     :param embedding_cache: The folder of cached chunk and card vectors; None =
         `$CODE_ALIAS_EMBEDDING_CACHE`, else the index folder's own (benchmarks share one across corpora).
     """
@@ -347,7 +295,6 @@ class CodeSearch:
         chat_generator: dict[str, Any] | None = None,
         rewriter_params: dict[str, Any] | None = None,
         semantic_hints: bool | None = None,
-        package_boost: bool = True,
         embedding_cache: str | os.PathLike[str] | None = None,
     ) -> None:
         if llm and lexical:
@@ -365,7 +312,6 @@ class CodeSearch:
         self.chat_generator = chat_generator
         self.rewriter_params = rewriter_params
         self.semantic_hints = semantic_hints
-        self.package_boost = package_boost
         self._card_embed: Callable[[list[str]], Any] | None = None
         self._query: Pipeline | None = None
         self._vectorless = False  # a hybrid index with no chunk vector yet, answered lexically until one arrives
@@ -864,10 +810,10 @@ class CodeSearch:
             `rewrite["inferred_filter"]` says what was inferred and whether it was used.
         :param select_repository: On an index of several repositories, when no `repo` or `package` is given: infer
             which repository the question is about (`core.repository_selection`: the question's words per
-            repository, and where each repository's files rank) and boost its chunks, or narrow to it when the
-            posterior is at least `FILTER_POSTERIOR` (kept only when that found something). Off by default: on the
-            SWE-QA dev mixed index it moved file Acc@5 by +0.6 only (benchmarks/mixed_index.py, mode
-            mixed-select). The answer's `rewrite["inferred_repository"]` records it (None when nothing was inferred).
+            repository, and where each repository's files rank) and narrow to it when the posterior is at least
+            `FILTER_POSTERIOR` (kept only when that found something). Off by default. A weaker posterior is only
+            recorded: the ranking stage has no mixed-index data to fit a repository prior on, so it does not boost.
+            The answer's `rewrite["inferred_repository"]` records it (None when nothing was inferred).
         :raises repositories.UnknownFilterError: `repo` or `package` names nothing the index holds (the message
             lists what it holds).
         :raises ValueError: An empty question, `mode="llm"` on a search built without `llm=True`, or a bad
@@ -900,7 +846,7 @@ class CodeSearch:
         if mode is not None and self.llm:
             data.setdefault("rewriter", {})["mode"] = mode
         if candidates:
-            for name in ("bm25_retriever", "embedding_retriever", "joiner"):
+            for name in ("bm25_retriever", "embedding_retriever"):
                 if name in pipeline.graph.nodes:
                     data.setdefault(name, {})["top_k"] = candidates
         if "ranker" in pipeline.graph.nodes:
@@ -913,16 +859,29 @@ class CodeSearch:
                 data,
                 include_outputs_from={
                     "rewriter",
+                    "composer",
                     "bm25_retriever",
                     "embedding_retriever",
                     "definitions",
-                    "joiner",
+                    "ranker",
                     "faithfulness",
                 },
             )
         seconds = time.perf_counter() - started
+        answer = self._answer(question, output, pipeline, use_rewrite=use_rewrite, top_k=top_k, seconds=seconds)
+        if not select_repository or filters is not None:
+            return answer
+        options = {"top_k": top_k, "use_rewrite": use_rewrite, "candidates": candidates, "mode": mode}
+        return self._select_repository(answer, pipeline, options)
+
+    @staticmethod
+    def _answer(
+        question: str, output: dict[str, Any], pipeline: Pipeline, *, use_rewrite: bool, top_k: int, seconds: float
+    ) -> AskResult:
+        """The answer of one pipeline run: the ranker's output, the rewrite, and each retriever's list."""
         rewriter = output.get("rewriter", {})
         faithful = output.get("faithfulness", {})
+        composer = output.get("composer", {})
         rewrite = {
             "rewritten": faithful.get("rewritten", rewriter.get("rewritten")),
             "symbols": faithful.get("symbols", rewriter.get("symbols", [])),
@@ -932,49 +891,39 @@ class CodeSearch:
             "meta": rewriter.get("meta", {}),
             "used": use_rewrite,
             "hints": rewriter.get("hints", []) if use_rewrite else [],
+            "inferred_repository": None,
         }
-        documents = output.get("joiner", output.get("bm25_retriever", {})).get("documents", [])
+        ranked = output.get("ranker", {})
         ranker = pipeline.get_component("ranker") if "ranker" in pipeline.graph.nodes else None
-        test_files: TestFiles = getattr(ranker, "test_files", "keep")
-        threshold: float | None = getattr(ranker, "near_duplicate_threshold", None)
-        implementation_first: bool = getattr(ranker, "implementation_first", False)
-        policy: dict[str, Any] = {
-            "test_files": test_files,
-            "question": question,
-            "near_duplicate_threshold": threshold,
-            "implementation_first": implementation_first,
-        }
-        # The pipeline's FileRanker already grouped the files; a custom pipeline without one gets the same rule.
-        files = output.get("ranker", {}).get("files")
-        if files is None:
-            files = rank_files(documents, top_k, **policy)
-        symbols = output.get("ranker", {}).get("symbols")
-        if symbols is None:
-            symbols = rank_symbols(documents, top_k, **policy)
-        joiner = pipeline.get_component("joiner") if "joiner" in pipeline.graph.nodes else None
-        answer = AskResult(
+        if not isinstance(ranker, CodeRanker):
+            raise CodeAliasError("the query pipeline has no `ranker` (CodeRanker): every query pipeline ends in one")
+        bm25 = output.get("bm25_retriever", {})
+        hybrid = "embedding_retriever" in pipeline.graph.nodes
+        context = QuestionContext(
             question=question,
-            files=files,
-            symbols=symbols,
-            fusion=joiner if isinstance(joiner, RankFusion) else RankFusion(),
-            test_files=test_files,
-            near_duplicate_threshold=threshold,
-            implementation_first=implementation_first,
-            documents=documents,
+            hints=composer.get("symbol_evidence") or SymbolEvidence(),
+            symbols=tuple(composer.get("symbols") or ()),
+            packages=tuple(composer.get("packages") or ()),
+            term_coverage=bm25.get("term_coverage"),
+            embedding=hybrid,
+        )
+        return AskResult(
+            question=question,
+            files=ranked.get("files", []),
+            symbols=ranked.get("symbols", []),
+            documents=ranked.get("documents", []),
+            confidence=ranked.get("confidence"),
+            abstained=bool(ranked.get("abstained", False)),
             rewrite=rewrite,
-            bm25_documents=output.get("bm25_retriever", {}).get("documents", []),
+            bm25_documents=bm25.get("documents", []),
             embedding_documents=output.get("embedding_retriever", {}).get("documents", []),
             definition_documents=output.get("definitions", {}).get("documents", []),
             seconds=seconds,
+            context=context,
+            ranker=ranker,
+            retrieval="hybrid" if hybrid else "bm25",
+            top_k=top_k,
         )
-        rewrite["inferred_repository"] = None
-        if use_rewrite and self.package_boost and package is None:
-            self._boost_packages(answer, top_k)
-        if not select_repository or filters is not None:
-            return answer
-        options = {"top_k": top_k, "use_rewrite": use_rewrite, "candidates": candidates, "mode": mode}
-        return self._select_repository(answer, pipeline, options)
-
     def pinned_generation(self) -> AbstractContextManager[IndexGeneration]:
         """
         For a block, this thread's reads of the index are of one generation (`CodeIndex.pinned`): the manifest, the
@@ -984,28 +933,16 @@ class CodeSearch:
         """
         return self.code_index.pinned(documents=self.backend == "embedded")
 
-    def _boost_packages(self, answer: AskResult, top_k: int) -> None:
-        """Lift the chunks of the package the rewrite is sure of (`package_prior`) in every mode's ranking
-        (`repository_boosted`: reciprocal rank fusion with the package's own list); never removes anything."""
-        prior = package_prior(answer.rewrite)
-        if not prior:
-            return
-        answer.package_prior = prior
-        answer.documents = repository_boosted(answer.documents, answer.package_prior, field="package")
-        answer.symbols, answer.files = rank_symbols_and_files(answer.documents, top_k, **answer.ranking_policy())
-        answer.rewrite["package_boost"] = answer.package_prior
-
     def _select_repository(self, answer: AskResult, pipeline: Pipeline, options: dict[str, Any]) -> AskResult:
-        """`answer` boosted toward the repository its question is likely about, or narrowed to it (see `ask`)."""
+        """`answer` narrowed to the repository its question is about when the selection is sure (see `ask`)."""
 
         started = time.perf_counter()
         terms = code_tokenize(answer.question)
         statistics = repository_terms(pipeline, terms)
         if statistics is None:  # one repository, or a backend without the term statistics
             return answer
-        ranked = rank_files(answer.documents, VOTE_DEPTH, **answer.ranking_policy())
         selection = select_repository(
-            terms, statistics.term_documents, statistics.documents, [f.get("repo") for f in ranked]
+            terms, statistics.term_documents, statistics.documents, [f.get("repo") for f in answer.files[:VOTE_DEPTH]]
         )
         if selection is None:
             return answer
@@ -1016,10 +953,6 @@ class CodeSearch:
                 narrowed.rewrite["inferred_repository"] = {**record, "used": "filter"}
                 narrowed.seconds += answer.seconds + time.perf_counter() - started
                 return narrowed
-        answer.repository_prior = dict(selection.posterior)
-        answer.documents = repository_boosted(answer.documents, answer.repository_prior)
-        top_k = options["top_k"]
-        answer.symbols, answer.files = rank_symbols_and_files(answer.documents, top_k, **answer.ranking_policy())
-        answer.rewrite["inferred_repository"] = {**record, "used": "boost"}
+        answer.rewrite["inferred_repository"] = {**record, "used": None}
         answer.seconds += time.perf_counter() - started
         return answer

@@ -8,6 +8,7 @@ from haystack import component, default_from_dict, default_to_dict
 
 from .._legacy import with_current_type
 from ..core.compose import compose_query
+from ..core.hints import SymbolEvidence
 
 
 @component
@@ -51,7 +52,13 @@ class QueryComposer:
         self.expand_bm25_query = expand_bm25_query
 
     @component.output_types(
-        bm25_query=str, embedding_query=str, symbols=list[str], packages=list[str], filters=dict[str, Any] | None
+        bm25_query=str,
+        embedding_query=str,
+        symbols=list[str],
+        packages=list[str],
+        filters=dict[str, Any] | None,
+        hint_symbols=list[str],
+        symbol_evidence=SymbolEvidence | None,
     )
     def run(
         self,
@@ -61,6 +68,7 @@ class QueryComposer:
         packages: list[str] | None = None,
         use_rewrite: bool | None = None,
         filters: dict[str, Any] | None = None,
+        symbol_evidence: SymbolEvidence | None = None,
     ) -> dict[str, Any]:
         """
         :param question: The raw question.
@@ -69,7 +77,11 @@ class QueryComposer:
         :param packages: The rewrite's packages.
         :param use_rewrite: Per-call override of the init setting.
         :param filters: The caller's own Haystack filters (e.g. on `meta.repo`), ANDed with the package filter.
-        :returns: `bm25_query`, `embedding_query`, `symbols`, `packages`, `filters`.
+        :param symbol_evidence: The rewriter's hints (`ConstrainedQueryRewriter.symbol_evidence`), passed on to the
+            ranking stage only when the rewrite is used.
+        :returns: `bm25_query`, `embedding_query`, `symbols`, `packages`, `filters`, `hint_symbols` (the rewrite's
+            symbols, then every other symbol hint: whose definitions the ranking stage weighs) and `symbol_evidence`
+            (None when the rewrite is off).
         """
         active = self.use_rewrite if use_rewrite is None else use_rewrite
         composed = compose_query(
@@ -80,12 +92,15 @@ class QueryComposer:
             filter_by_package=self.filter_by_package,
             expand_bm25_query=self.expand_bm25_query,
         )
+        evidence = symbol_evidence if active else None
         return {
             "bm25_query": composed.bm25_query,
             "embedding_query": composed.embedding_query,
             "symbols": composed.symbols,
             "packages": composed.packages,
             "filters": _and_filters(composed.filters, filters),
+            "hint_symbols": list(dict.fromkeys([*composed.symbols, *(evidence or {})])),
+            "symbol_evidence": evidence,
         }
 
     def to_dict(self) -> dict[str, Any]:

@@ -30,7 +30,7 @@ from haystack.utils import deserialize_chatgenerator_inplace, deserialize_compon
 from .._legacy import with_current_type
 from ..core.compose import compose_query
 from ..core.hint_scope import HintScope, scope_from_filters
-from ..core.hints import Hint, SymbolEvidence
+from ..core.hints import CardSimilarity, Hint, SymbolEvidence
 from ..core.llm_output import UnusableAnswer, parse_rewrite_answer, rewrite_json_schema
 from ..core.prompt_data import offered_hints, prompt_candidates, prompt_question
 from ..core.rewrite import INTENTS, Rewrite, classify_intent, compose_rewritten, dictionary_rewrite
@@ -431,13 +431,19 @@ class ConstrainedQueryRewriter(UsesDictionary):
             stock keyword retriever), `embedding_query` (for a stock text embedder), `meta` (mode, dictionary
             version, latency in ms, `retrieved` and `semantic` (what the inputs gave); in LLM mode also `fallback`
             (None or the reason), `cache_hit`, `cache` counters, `llm_latency_ms`, `raw_answer`, `problems`,
-            `generator`), and `symbol_evidence` (each hint symbol's confidence and evidence, shared read-only with
-            `RankFusion`).
+            `generator`), and `symbol_evidence` (each hint's evidence and the question's similarity to every symbol
+            card, read-only, for the ranking stage).
         :raises CardsError: `question_vector` has another size than the symbol cards (another model's vector).
         :raises EmbedderMismatchError: `text_embedder` is not the model that embedded the cards.
         """
         scope = scope_from_filters(filters)
-        return _with_evidence(question, self._run(question, mode, retrieved_documents, question_vector, scope))
+        result, vector = self._run(question, mode, retrieved_documents, question_vector, scope)
+        return _with_evidence(question, result, self._cards(vector))
+
+    def _cards(self, vector: np.ndarray | None) -> CardSimilarity | None:
+        """The question's similarity to every symbol card (for the ranking stage); None without cards or a vector."""
+        cards = self.handle.cards() if vector is not None else None
+        return CardSimilarity.of(cards, vector) if cards is not None and vector is not None else None
 
     def _run(
         self,
@@ -446,21 +452,21 @@ class ConstrainedQueryRewriter(UsesDictionary):
         retrieved_documents: list[Document] | None,
         vector: list[float] | np.ndarray | None = None,
         scope: HintScope | None = None,
-    ) -> dict[str, Any]:
+    ) -> tuple[dict[str, Any], np.ndarray | None]:
         started = time.perf_counter()
         resolved = self._resolve_mode(question, mode)
         retrieved, checked, inputs = self._inputs(question, retrieved_documents, vector)
         if resolved == "dictionary":
-            return self._run_dictionary(question, started, retrieved, checked, inputs, scope)
+            return self._run_dictionary(question, started, retrieved, checked, inputs, scope), checked
         plan = self._plan(question, started, retrieved, checked, inputs, scope)
         if plan.result is not None:
-            return plan.result
+            return plan.result, checked
         llm_started = time.perf_counter()
         try:
             text = self._call_with_deadline(plan)
         except Exception as error:
-            return self._fallback(plan, _error_reason(error), llm_started=llm_started)
-        return self._finish(plan, text, llm_started)
+            return self._fallback(plan, _error_reason(error), llm_started=llm_started), checked
+        return self._finish(plan, text, llm_started), checked
 
     @component.output_types(**REWRITE_OUTPUTS)
     async def run_async(
@@ -482,8 +488,8 @@ class ConstrainedQueryRewriter(UsesDictionary):
         :returns: The same as `run`.
         """
         scope = scope_from_filters(filters)
-        answer = await self._run_async(question, mode, retrieved_documents, question_vector, scope)
-        return _with_evidence(question, answer)
+        result, vector = await self._run_async(question, mode, retrieved_documents, question_vector, scope)
+        return _with_evidence(question, result, self._cards(vector))
 
     async def _run_async(
         self,
@@ -492,15 +498,15 @@ class ConstrainedQueryRewriter(UsesDictionary):
         retrieved_documents: list[Document] | None,
         vector: list[float] | np.ndarray | None = None,
         scope: HintScope | None = None,
-    ) -> dict[str, Any]:
+    ) -> tuple[dict[str, Any], np.ndarray | None]:
         started = time.perf_counter()
         resolved = self._resolve_mode(question, mode)
         retrieved, checked, inputs = await asyncio.to_thread(self._inputs, question, retrieved_documents, vector)
         if resolved == "dictionary":
-            return self._run_dictionary(question, started, retrieved, checked, inputs, scope)
+            return self._run_dictionary(question, started, retrieved, checked, inputs, scope), checked
         plan = self._plan(question, started, retrieved, checked, inputs, scope)
         if plan.result is not None:
-            return plan.result
+            return plan.result, checked
         llm_started = time.perf_counter()
         generator: Any = self.chat_generator
         try:
@@ -514,8 +520,8 @@ class ConstrainedQueryRewriter(UsesDictionary):
             else:
                 text = await asyncio.to_thread(self._call_with_deadline, plan)
         except Exception as error:
-            return self._fallback(plan, _error_reason(error), llm_started=llm_started)
-        return self._finish(plan, text, llm_started)
+            return self._fallback(plan, _error_reason(error), llm_started=llm_started), checked
+        return self._finish(plan, text, llm_started), checked
 
     # ---- inputs: retrieved documents and the question's vector ------------------------------------------------------
     def _inputs(
@@ -973,7 +979,9 @@ def stock_queries(question: str, rewritten: str, symbols: list[str], packages: l
     return {"lexical_query": composed.bm25_query, "embedding_query": composed.embedding_query}
 
 
-def _with_evidence(question: str, result: dict[str, Any]) -> dict[str, Any]:
-    """The rewrite's outputs plus `symbol_evidence` (built from its hints) and the queries for stock retrievers."""
+def _with_evidence(question: str, result: dict[str, Any], cards: CardSimilarity | None = None) -> dict[str, Any]:
+    """The rewrite's outputs plus `symbol_evidence` (built from its hints and the question's similarity to every
+    card) and the queries for stock retrievers."""
     queries = stock_queries(question, result["rewritten"], result["symbols"], result["packages"])
-    return {**result, **queries, "symbol_evidence": SymbolEvidence.from_hints(result.get("hints", []))}
+    evidence = SymbolEvidence.from_hints(result.get("hints", []), cards=cards)
+    return {**result, **queries, "symbol_evidence": evidence}

@@ -27,7 +27,7 @@ from haystack import Document
 from haystack_integrations.components.code_alias.answer_view import chunk_lines
 from haystack_integrations.components.code_alias.core.identifiers import find_identifiers
 from haystack_integrations.components.code_alias.core.testfiles import is_test_file
-from haystack_integrations.components.code_alias.retrieval.results import why_ranked
+from haystack_integrations.components.code_alias.ranking.answer import document_why
 from haystack_integrations.components.code_alias.serving.graph_chat import is_usage_question, usage_reply
 from haystack_integrations.components.code_alias.serving.service import AskResponse, CodeAliasService
 
@@ -184,7 +184,7 @@ def tests_of(context: FollowUpContext) -> FollowUpAnswer | None:
                 "end_line": meta.get("end_line"),
                 "package": meta.get("package"),
                 "score": document.score,
-                "why": [*why_ranked(document), f"its code names {identifier}"],
+                "why": [*document_why(document), f"its code names {identifier}"],
                 **({"repo": meta["repo"]} if meta.get("repo") is not None else {}),
             }
         )

@@ -65,7 +65,7 @@ from haystack_integrations.components.code_alias.indexing.dictionary_handle impo
 from haystack_integrations.components.code_alias.indexing.index_files import index_exists
 from haystack_integrations.components.code_alias.indexing.repositories import read_repositories, repository_filters
 from haystack_integrations.components.code_alias.paths import DICTIONARY_FILE, resolve_index_dir
-from haystack_integrations.components.code_alias.retrieval.results import Hit, RankedSymbol
+from haystack_integrations.components.code_alias.ranking.answer import Hit, RankedSymbol
 from haystack_integrations.components.code_alias.retrieval.search import (
     AskResult,
     Backend,
