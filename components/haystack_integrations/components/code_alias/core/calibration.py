@@ -15,7 +15,7 @@ command and the coefficients are in BENCHMARKS.md. Two models:
   candidates get the capped hint list's places (`core.hint_places`; fitted by `benchmarks/fit_hint_places.py`).
 - ``scale``: P(gold | the hand-set noisy-OR confidence) of the hints without semantic evidence. A semantic hint's
   P(gold) is turned into the confidence that lexical hints *equally often right* have (the inverse of `scale`), so
-  the thresholds downstream (`core.rewrite.STRONG_CONFIDENCE`, `RankFusion`) read both kinds alike.
+  the thresholds downstream (`core.rewrite.STRONG_CONFIDENCE`, the ranking stage) read both kinds alike.
 """
 
 from __future__ import annotations

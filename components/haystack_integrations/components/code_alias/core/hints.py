@@ -14,8 +14,9 @@ Each hint carries two numbers:
 
 - ``score`` orders the hint list: the sum of the evidence weights below (name words weighted by IDF). It is
   relative: comparable between the hints of one question, not across questions.
-- ``confidence`` (0..1) says how sure the hint is on an absolute scale, for deciding how much a hint may move
-  the ranking (:class:`~..fusion.RankFusion`): each kind of evidence has a confidence of its own
+- ``confidence`` (0..1) says how sure the hint is on an absolute scale (the rewrite chooses by it, and the fitted
+  ranking stage, `ranking/`, reads it with every kind's own value as features): each kind of evidence has a
+  confidence of its own
   (:data:`EVIDENCE_CONFIDENCE`, scaled down for names defined in many places and for partial word matches),
   and independent kinds combine by noisy-OR, ``1 - prod(1 - c)``. Two weak signals that agree (the name's
   words *and* a retrieval pass that found its definition) thus beat either alone.
@@ -96,8 +97,7 @@ EVIDENCE_CONFIDENCE: dict[str, float] = {
 ALL_WORDS_TWO_CONFIDENCE = 0.3
 #: A question of at most this many words that uses every word of a name *describes* that name ("where is the
 #: code that writes the captured output" -> `write_captured_output`); in a longer text (a bug report, a
-#: traceback) the same words turn up by chance. `RankFusion` lets a described symbol that the first retrieval
-#: pass also found take the first place (BENCHMARKS.md 6).
+#: traceback) the same words turn up by chance. A label the ranking stage reads (`label_described`).
 DESCRIBED_MAX_WORDS = 40
 #: How many of the first pass's chunks lend "retrieved" evidence.
 RETRIEVED_DEPTH = 10

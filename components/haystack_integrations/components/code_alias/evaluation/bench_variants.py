@@ -1,10 +1,10 @@
 """The benchmark's LLM rewrite variants: the shipped LLM pipeline, adapted to a lexical index or unconstrained.
 
 `query_llm.yml` is the one source: a variant takes it as it is and only removes parts, so every other setting
-(first pass, definitions, `RankFusion`, `FileRanker`) stays the shipped one.
+(first pass, definitions, `CodeRanker`) stays the shipped one.
 
 - lexical: without the text embedder and the embedding retriever (BM25 + the rewrite's definitions, fused by
-  `RankFusion`, as `query_lexical.yml` does with the dictionary rewrite);
+  `CodeRanker`, as `query_lexical.yml` does with the dictionary rewrite);
 - free (the unconstrained anchor, `llm-free` in the harness): the same model and prompt, but the answer schema no
   longer limits names to the offered hints and there is no `SymbolFaithfulnessFilter`: whatever the model names
   goes to retrieval. `invented_names` counts what the filter would have dropped.

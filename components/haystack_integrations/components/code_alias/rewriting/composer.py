@@ -34,7 +34,7 @@ class QueryComposer:
     :param filter_by_package: Restrict retrieval to the packages the rewrite names.
     :param use_rewrite: False turns the rewrite off (the raw question goes to both retrievers), for ablations.
     Which wiring for which retriever: with this project's pipelines (`CodeBM25Retriever`,
-    `SymbolDefinitionRetriever`, `RankFusion`) keep `expand_bm25_query` off: the rewrite's symbols reach the ranking
+    `SymbolDefinitionRetriever`, `CodeRanker`) keep `expand_bm25_query` off: the rewrite's symbols reach the ranking
     through their definitions list, which measured better than expanding the text (BENCHMARKS.md 2d). With a stock
     keyword retriever (`InMemoryBM25Retriever`, `ElasticsearchBM25Retriever`, ...) there is no definitions list:
     turn it on (or connect the rewriter's `lexical_query`, the same text), which is where the rewrite's gain comes
