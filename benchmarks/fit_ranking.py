@@ -155,9 +155,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="NAME=FOLDER: a plain bench run of the same questions on the same indexes (the ranking "
         "to compare with); default: the recording run's own records",
     )
-    parser.add_argument("--off-topic", action="append", default=[],
-                        help="NAME=FOLDER of `record_off_topic.py` output: questions asked of another repository, "
-                        "negatives for the confidence model only")
+    parser.add_argument(
+        "--off-topic",
+        action="append",
+        default=[],
+        help="NAME=FOLDER of `record_off_topic.py` output: questions asked of another repository, "
+        "negatives for the confidence model only",
+    )
+    parser.add_argument(
+        "--held-out",
+        action="append",
+        default=[],
+        help="NAME=FOLDER of a recorded run never fitted on (e.g. the informal questions), scored by "
+        "the final model and reported beside its --baseline NAME=...",
+    )
     parser.add_argument("--out", type=Path, required=True, help="folder for report.json, report.md, reliability.png")
     parser.add_argument("--model", type=Path, help="where to write the fitted model (default: do not write one)")
     parser.add_argument(
@@ -251,8 +262,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     (args.out / "report.md").write_text(text, encoding="utf-8")
     print(text)
 
-    if args.model:
-        _say("fitting the shipped models on every question")
+    held_runs = {name: Path(folder) for name, folder in (item.split("=", 1) for item in args.held_out)}
+    if args.model or held_runs:
+        _say("fitting the final models on every question")
         boosters = {kind: fit.fit_ranker(dataset, dataset.questions, kind=kind) for kind in MODEL_KINDS}
         model = RankingModel.from_boosters(
             boosters,
@@ -269,7 +281,23 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "out_of_fold_report": str(args.out / "report.md"),
             },
         )
-        _say(f"wrote {model.save(args.model)}")
+        if args.model:
+            _say(f"wrote {model.save(args.model)}")
+        for name, folder in held_runs.items():
+            held = fit.load_runs({name: folder}, baselines={name: baselines[name]} if name in baselines else None)
+            held_metrics = fit.evaluate(held, model.score(held.X, "files"), model.score(held.X, "symbols"))
+            held_table, held_lifts = paired_table(held, held_metrics), lift_table(held, held_metrics)
+            report.setdefault("held_out", {})[name] = {"table": held_table, "rewrite_lift": held_lifts}
+            text = (
+                f"\n## Held out: {name} (never fitted on; the final model)\n\n"
+                + markdown(held_table, columns)
+                + "\nThe rewrite's lift:\n\n"
+                + markdown(held_lifts, ["set", "n", *METRICS])
+            )
+            with (args.out / "report.md").open("a", encoding="utf-8") as handle:
+                handle.write(text)
+            print(text)
+        (args.out / "report.json").write_text(json.dumps(report, indent=1), encoding="utf-8")
     return 0
 
 

@@ -53,6 +53,7 @@ FEATURES: tuple[str, ...] = (
     "definitions_log_rank",
     "question_rrf",
     "definition_rrf",
+    "fused_rrf",
     # the hint that names the candidate's symbol
     "hint_log_rank",
     "hint_confidence",
@@ -100,6 +101,7 @@ FEATURES: tuple[str, ...] = (
     "question_log_words",
     "question_identifiers",
     "long_question",
+    "asks_a_question",
     "term_coverage",
     "hybrid",
     "rewritten",
@@ -126,6 +128,15 @@ def asks_about_tests(question: str | None) -> bool:
     if not question or len(question) > LONG_QUESTION:
         return False
     return bool(_TEST_WORDS.search(question)) or any(_names_a_test(token) for token in find_identifiers(question))
+
+
+_INTERROGATIVE = re.compile(r"^\W*(what|how|why|where|which|who|when|whose|does|do|is|are|can|should)\b", re.I)
+
+
+def asks_a_question(question: str) -> bool:
+    """Whether the text is phrased as a question (an interrogative first word, or a question mark at its end) rather
+    than a title or report: how people ask changes what the best evidence is."""
+    return bool(_INTERROGATIVE.match(question)) or question.rstrip().endswith("?")
 
 
 def _names_a_test(identifier: str) -> bool:
@@ -168,6 +179,7 @@ def _question_facts(pool: CandidatePool) -> _QuestionFacts:
             "question_log_words": math.log2(1 + len(words)),
             "question_identifiers": float(sum(1 for i in identifiers if len(split_identifier(i)) > 1)),
             "long_question": float(len(question) > LONG_QUESTION),
+            "asks_a_question": float(asks_a_question(question)),
             "term_coverage": math.nan if context.term_coverage is None else float(context.term_coverage),
             "hybrid": float(context.embedding),
             "rewritten": float(bool(context.hints) or bool(context.symbols)),
@@ -202,6 +214,8 @@ def feature_matrix(pool: CandidatePool) -> np.ndarray:
         hint = hint_for(candidate, hints)
         values.update(_hint_features(candidate, hint, chosen))
         values["definition_rrf"] = _definition_rrf(candidate, hint, chosen)
+        # the unsupervised fusion (the question's lists and the chosen definitions, by confidence) as one number
+        values["fused_rrf"] = values["question_rrf"] + values["definition_rrf"]
         if candidate.card_similarity is not None:
             values["card_similarity"] = candidate.card_similarity
             values["card_gap"] = best_card - candidate.card_similarity

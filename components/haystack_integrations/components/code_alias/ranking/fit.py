@@ -199,14 +199,23 @@ def fit_ranker(
     kind: str = "files",
     params: Mapping[str, Any] | None = None,
     rounds: int | None = None,
+    balance_sets: bool = True,
 ) -> Any:
     """A LightGBM LambdaMART booster of one kind (`LABELS`) fitted on `questions` of `dataset` (questions with no
-    positive teach nothing to a ranking loss; LightGBM skips them)."""
+    positive teach nothing to a ranking loss; LightGBM skips them).
+
+    :param balance_sets: weigh each dev set the same in total (otherwise each question weighs the same).
+    """
     import lightgbm
 
     settings, default_rounds = MODEL_SETTINGS[kind]
     label, keep = LABELS[kind], ROWS[kind]
-    blocks, labels, groups = [], [], []
+    # Each dev set weighs the same in total, whatever its number of questions: bug-report titles must not drown the
+    # "where/how" questions, nor the other way round.
+    per_set: dict[str, int] = {}
+    for question in questions:
+        per_set[question.set_name] = per_set.get(question.set_name, 0) + 1
+    blocks, labels, groups, weights = [], [], [], []
     for question in questions:
         X, y = dataset.X[question.start : question.stop], label(dataset.y[question.start : question.stop])
         if keep is not None:
@@ -216,9 +225,12 @@ def fit_ranker(
             blocks.append(X)
             labels.append(y)
             groups.append(len(y))
+            share = len(questions) / (len(per_set) * per_set[question.set_name]) if balance_sets else 1.0
+            weights.append(np.full(len(y), share))
     train = lightgbm.Dataset(
         np.vstack(blocks) if blocks else np.zeros((0, len(FEATURES))),
         label=np.concatenate(labels) if labels else np.zeros(0),
+        weight=np.concatenate(weights) if weights else None,
         group=groups,
         feature_name=list(FEATURES),
         free_raw_data=False,
