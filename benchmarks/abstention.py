@@ -74,7 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows = ask_all(search, questions)
         search.close()
         every.extend({**row, "index": name} for row in rows)
-        report["indexes"][name] = {**summary(rows), "mode": search.answering_with(), "seconds": round(
+        report["indexes"][name] = {**summary(rows), "mode": search.answering_with, "seconds": round(
             time.perf_counter() - started, 1)}
         print(f"{name}: {report['indexes'][name]}", file=sys.stderr, flush=True)
     report["all"] = summary(every)

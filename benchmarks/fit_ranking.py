@@ -29,7 +29,7 @@ import numpy as np
 
 from haystack_integrations.components.code_alias.evaluation.metrics import sign_test_p_value
 from haystack_integrations.components.code_alias.ranking import fit
-from haystack_integrations.components.code_alias.ranking.model import MODEL_KINDS, RankingModel
+from haystack_integrations.components.code_alias.ranking.model import CONFIDENCE_FEATURES, MODEL_KINDS, RankingModel
 
 METRICS = ("acc@1", "acc@5", "hit@1", "hit@5", "sym_hit@1", "sym_hit@5")
 
@@ -169,6 +169,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="NAME=FOLDER of a recorded run never fitted on (e.g. the informal questions), scored by "
         "the final model and reported beside its --baseline NAME=...",
     )
+    parser.add_argument(
+        "--set-weight",
+        action="append",
+        default=[],
+        help="NAME=W: that run's share of the training weight relative to the others (default: every run the same)",
+    )
     parser.add_argument("--out", type=Path, required=True, help="folder for report.json, report.md, reliability.png")
     parser.add_argument("--model", type=Path, help="where to write the fitted model (default: do not write one)")
     parser.add_argument(
@@ -180,6 +186,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     runs = {name: Path(folder) for name, folder in (item.split("=", 1) for item in args.run)}
     baselines = {name: Path(folder) for name, folder in (item.split("=", 1) for item in args.baseline)}
+    set_weights = {name: float(value) for name, value in (item.split("=", 1) for item in args.set_weight)}
     args.out.mkdir(parents=True, exist_ok=True)
 
     _say(f"loading {', '.join(runs)}")
@@ -196,7 +203,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     scores = {
         kind: fit.out_of_fold(
             dataset,
-            fit=lambda data, chosen, kind=kind: fit.fit_ranker(data, chosen, kind=kind),
+            fit=lambda data, chosen, kind=kind: fit.fit_ranker(data, chosen, kind=kind, set_weights=set_weights),
             progress=lambda text, kind=kind: _say(f"{kind}: {text}"),
             extra=off_topic if kind == "files" else None,
         )
@@ -204,6 +211,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     metrics = fit.evaluate(dataset, scores["files"], scores["symbols"])
     table = paired_table(dataset, metrics)
+    by_repository = paired_table(dataset, metrics, group_by=("set_name", "query", "repo"))
     lifts = lift_table(dataset, metrics)
 
     facts = fit.confidence_facts(dataset, scores["files"])
@@ -235,6 +243,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "folds": repos,
         "out_of_fold": table,
         "rewrite_lift": lifts,
+        "out_of_fold_by_repository": by_repository,
         "confidence": {
             "threshold": round(threshold, 4),
             "right_first_files_abstaining": round(abstaining_right, 4),
@@ -253,6 +262,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         + markdown(table, columns)
         + "\n## The rewrite's lift under the fitted ranking (dictionary vs none, paired)\n\n"
         + markdown(lifts, ["set", "n", *METRICS])
+        + "\n## Per repository (out of fold)\n\n"
+        + markdown(by_repository, columns)
         + f"\n## Answer confidence\n\nThreshold {threshold:.3f}: {100 * abstaining_right:.1f} % of right first "
         f"files and {100 * abstaining_all:.1f} % of all dev answers abstain"
         + (f", {100 * off_topic_abstaining:.1f} % of off-topic ones" if off_topic_abstaining is not None else "")
@@ -265,7 +276,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     held_runs = {name: Path(folder) for name, folder in (item.split("=", 1) for item in args.held_out)}
     if args.model or held_runs:
         _say("fitting the final models on every question")
-        boosters = {kind: fit.fit_ranker(dataset, dataset.questions, kind=kind) for kind in MODEL_KINDS}
+        boosters = {
+            kind: fit.fit_ranker(dataset, dataset.questions, kind=kind, set_weights=set_weights) for kind in MODEL_KINDS
+        }
         model = RankingModel.from_boosters(
             boosters,
             confidence=fit.fit_confidence(all_facts, all_correct),
@@ -278,6 +291,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "questions": report["questions"],
                 "folds": repos,
                 "settings": {kind: fit.MODEL_SETTINGS[kind] for kind in MODEL_KINDS},
+                "set_weights": set_weights,
                 "out_of_fold_report": str(args.out / "report.md"),
             },
         )
@@ -285,14 +299,33 @@ def main(argv: Sequence[str] | None = None) -> int:
             _say(f"wrote {model.save(args.model)}")
         for name, folder in held_runs.items():
             held = fit.load_runs({name: folder}, baselines={name: baselines[name]} if name in baselines else None)
-            held_metrics = fit.evaluate(held, model.score(held.X, "files"), model.score(held.X, "symbols"))
+            held_files = model.score(held.X, "files")
+            held_metrics = fit.evaluate(held, held_files, model.score(held.X, "symbols"))
             held_table, held_lifts = paired_table(held, held_metrics), lift_table(held, held_metrics)
-            report.setdefault("held_out", {})[name] = {"table": held_table, "rewrite_lift": held_lifts}
+            held_facts = fit.confidence_facts(held, held_files)
+            held_abstains = np.array(
+                [
+                    model.abstains(model.answer_confidence(dict(zip(CONFIDENCE_FEATURES, row, strict=True))))
+                    for row in held_facts
+                ]
+            )
+            held_right = np.array([m.get("hit@1", 0.0) > 0 for m in held_metrics])
+            abstaining = {
+                "all": round(float(np.mean(held_abstains)), 4) if len(held_abstains) else None,
+                "right_first_files": round(float(np.mean(held_abstains[held_right])), 4) if held_right.any() else None,
+            }
+            report.setdefault("held_out", {})[name] = {
+                "table": held_table,
+                "rewrite_lift": held_lifts,
+                "abstaining": abstaining,
+            }
             text = (
                 f"\n## Held out: {name} (never fitted on; the final model)\n\n"
                 + markdown(held_table, columns)
                 + "\nThe rewrite's lift:\n\n"
                 + markdown(held_lifts, ["set", "n", *METRICS])
+                + f"\nAbstaining: {abstaining['all']} of all answers, {abstaining['right_first_files']} of right first "
+                "files.\n"
             )
             with (args.out / "report.md").open("a", encoding="utf-8") as handle:
                 handle.write(text)

@@ -22,6 +22,7 @@ from haystack_integrations.components.code_alias.ranking.features import (
     feature_matrix,
 )
 from haystack_integrations.components.code_alias.ranking.model import (
+    CONFIDENCE_FEATURES,
     DEFAULT_MODEL_PATH,
     RankingModel,
     RankingModelError,
@@ -193,7 +194,7 @@ def test_a_fitted_model_learns_the_pattern_out_of_fold() -> None:
 
 def test_confidence_and_threshold_are_fitted_out_of_fold() -> None:
     rng = np.random.default_rng(0)
-    facts = rng.normal(size=(200, 9))
+    facts = rng.normal(size=(200, len(CONFIDENCE_FEATURES)))
     correct = facts[:, 0] + 0.3 * rng.normal(size=200) > 0
     model = fit.fit_confidence(facts, correct)
     probabilities = np.array([model.probability(dict(zip(model.features, row, strict=True))) for row in facts])

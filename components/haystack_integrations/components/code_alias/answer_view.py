@@ -362,10 +362,9 @@ def answer_confidence(answer: Any) -> tuple[float | None, bool]:
     """
     `(confidence, abstained)` of an answer (`AskResult`).
 
-    The fitted ranking (issue 42) gives the answer a calibrated `confidence` and `abstained`; until it does, the
-    interim rule: an answer abstains when no word of the question is in this code, i.e. the index's own keyword
-    search (BM25 over the question as written, `bm25_documents`) found no chunk holding any of its words. This is
-    the one place that decides it for every view.
+    The ranking stage (`ranking.CodeRanker`) gives every answer a calibrated `confidence` and `abstained`. An
+    answer object without them (one made by other code) abstains when the keyword search over the question as
+    written (`bm25_documents`) found nothing. This is the one place that decides it for every view.
     """
     abstained = getattr(answer, "abstained", None)
     if isinstance(abstained, bool):

@@ -12,7 +12,7 @@ Framework-light: Haystack `Document`s are read here, and nothing else of Haystac
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -205,12 +205,15 @@ class CandidatePool:
         embedding: Sequence[Document] | None = None,
         definitions: Sequence[Document] | None = None,
         near_duplicate_threshold: float | None = DEFAULT_THRESHOLD,
+        token_sets: MutableMapping[str, frozenset[str]] | None = None,
     ) -> tuple[CandidatePool, dict[str, Document]]:
         """
         The pool of the retrievers' lists, and each candidate's Document by id (the first copy seen).
 
         :param near_duplicate_threshold: Token overlap (Jaccard) of what the question's own lists retrieved of two
             files from which the lower-ranked file is a copy; None: no file is.
+        :param token_sets: Each chunk text's token set, kept by the caller between calls (the same chunks come back
+            question after question, and their tokens are the costliest part of the copy test).
         """
         named = {"bm25": list(bm25 or []), "embedding": list(embedding or []), "definitions": list(definitions or [])}
         documents: dict[str, Document] = {}
@@ -224,7 +227,7 @@ class CandidatePool:
                     own[name] = rank
                     if name != "definitions" and document.score is not None:
                         scores.setdefault(document.id, {})[name] = float(document.score)
-        copies = _copy_files(_question_order(named), near_duplicate_threshold)
+        copies = _copy_files(_question_order(named), near_duplicate_threshold, {} if token_sets is None else token_sets)
         cards = context.hints.cards
         candidates = []
         for item, document in documents.items():
@@ -255,7 +258,9 @@ def _question_order(named: Mapping[str, list[Document]]) -> list[Document]:
     return order
 
 
-def _copy_files(documents: Iterable[Document], threshold: float | None) -> set[FileKey]:
+def _copy_files(
+    documents: Iterable[Document], threshold: float | None, token_sets: MutableMapping[str, frozenset[str]]
+) -> set[FileKey]:
     """The files whose retrieved chunks repeat a better-ranked file's (`core.near_duplicates`)."""
     if threshold is None:
         return set()
@@ -264,7 +269,11 @@ def _copy_files(documents: Iterable[Document], threshold: float | None) -> set[F
         path = document.meta.get("file_path")
         if path:
             key = (document.meta.get("repo"), str(path))
-            tokens.setdefault(key, set()).update(token_set(document.content or ""))
+            text = document.content or ""
+            found = token_sets.get(text)
+            if found is None:
+                found = token_sets[text] = token_set(text)
+            tokens.setdefault(key, set()).update(found)
     files = list(tokens)
     copies = near_duplicate_positions(files, lambda key: frozenset(tokens[key]), threshold=threshold)
     return {files[i] for i in copies}

@@ -18,7 +18,6 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 
 import numpy as np
 
@@ -202,16 +201,20 @@ def feature_matrix(pool: CandidatePool) -> np.ndarray:
     embedding_top = max((c.scores["embedding"] for c in candidates if "embedding" in c.scores), default=math.nan)
     cards = [c.card_similarity for c in candidates if c.card_similarity is not None]
     best_card = max(cards) if cards else math.nan
-    card_order = sorted(cards, reverse=True)
+    card_place: dict[float, int] = {}
+    for place, value in enumerate(sorted(cards, reverse=True)):
+        card_place.setdefault(value, place)  # ties share the first place, as list.index gives
     namesakes = _namesakes(candidates, hints)
     declarations = _declaration_links(candidates)
-    files = _file_facts(candidates, hints)
+    found = [hint_for(candidate, hints) for candidate in candidates]
+    files = _file_facts(candidates, found)
     home, sure = _sure_package(context.symbols, context.packages, hints)
     in_file = _rank_in_file(candidates)
-    for row, candidate in enumerate(candidates):
+    column = {name: index for index, name in enumerate(FEATURES)}
+    tests: dict[str, float] = {}
+    for row, (candidate, hint) in enumerate(zip(candidates, found, strict=True)):
         values = dict(facts.row)
         values.update(_list_features(candidate, bm25_top, embedding_top))
-        hint = hint_for(candidate, hints)
         values.update(_hint_features(candidate, hint, chosen))
         values["definition_rrf"] = _definition_rrf(candidate, hint, chosen)
         # the unsupervised fusion (the question's lists and the chosen definitions, by confidence) as one number
@@ -219,14 +222,14 @@ def feature_matrix(pool: CandidatePool) -> np.ndarray:
         if candidate.card_similarity is not None:
             values["card_similarity"] = candidate.card_similarity
             values["card_gap"] = best_card - candidate.card_similarity
-            values["card_log_rank"] = math.log2(1 + card_order.index(candidate.card_similarity))
+            values["card_log_rank"] = math.log2(1 + card_place[candidate.card_similarity])
         values["enclosing_hint_confidence"] = _enclosing_hint_confidence(candidate, hints)
         values["namesake"] = float(candidate.id in namesakes)
         name = short_name(candidate)
         name_words = set(split_identifier(name)) if name else set()
         values["name_share_in_question"] = len(name_words & facts.words) / len(name_words) if name_words else math.nan
         values["name_written"] = float(bool(name) and name in facts.identifiers)
-        values.update(_what_it_is(candidate))
+        values.update(_what_it_is(candidate, tests))
         values["copy"] = float(candidate.copy)
         link = declarations.get(candidate.file, "")
         values["declaration"] = float(declaration_stem(candidate.file_path) is not None)
@@ -237,7 +240,10 @@ def feature_matrix(pool: CandidatePool) -> np.ndarray:
         values["package_sure"] = sure if home is not None and candidate.package == home else 0.0
         values.update(files[candidate.file])
         values["log_rank_in_file"] = math.log2(in_file[candidate.id])
-        matrix[row] = [values.get(name, math.nan) for name in FEATURES]
+        line = matrix[row]
+        for name, value in values.items():
+            if name in column:
+                line[column[name]] = value
     return matrix
 
 
@@ -343,9 +349,14 @@ def _declaration_links(candidates: Sequence[Candidate]) -> dict[FileKey, str]:
     return links
 
 
-def _what_it_is(candidate: Candidate) -> dict[str, float]:
+def _what_it_is(candidate: Candidate, tests: dict[str, float]) -> dict[str, float]:
     kind = (candidate.kind or "").lower()
-    path = PurePosixPath(candidate.file_path)
+    path = candidate.file_path
+    # PurePosixPath(path).parts without building one per candidate: "/" is a part of its own, "" and "." are none
+    parts = [part for part in path.split("/") if part not in ("", ".")]
+    test_file = tests.get(path)
+    if test_file is None:
+        test_file = tests[path] = float(is_test_file(path))
     lines = (candidate.end_line or 0) - (candidate.start_line or 0) + 1 if candidate.start_line else 1
     return {
         "defines": float(candidate.name is not None),
@@ -353,9 +364,9 @@ def _what_it_is(candidate: Candidate) -> dict[str, float]:
         "kind_function": float(kind == "function"),
         "kind_method": float(kind == "method"),
         "log_lines": math.log2(max(1, lines)),
-        "path_depth": float(len(path.parts)),
-        "package_module": float(path.name in _PACKAGE_MODULES),
-        "test_file": float(is_test_file(candidate.file_path)),
+        "path_depth": float(len(parts) + path.startswith("/")),
+        "package_module": float((parts[-1] if parts else "") in _PACKAGE_MODULES),
+        "test_file": test_file,
     }
 
 
@@ -367,11 +378,22 @@ def _rank_in_file(candidates: Sequence[Candidate]) -> dict[str, int]:
     return {item: place for entries in by_file.values() for place, (_, _, item) in enumerate(sorted(entries), 1)}
 
 
-def _file_facts(candidates: Sequence[Candidate], hints: Mapping[str, HintEvidence]) -> dict[FileKey, dict[str, float]]:
-    """What each file holds of the pool: its candidates, their best ranks, the hints they define."""
+def _fmax(current: float, value: float) -> float:
+    return value if math.isnan(current) else max(current, value)
+
+
+def _fmin(current: float, value: float) -> float:
+    return value if math.isnan(current) else min(current, value)
+
+
+def _file_facts(
+    candidates: Sequence[Candidate], found: Sequence[HintEvidence | None]
+) -> dict[FileKey, dict[str, float]]:
+    """What each file holds of the pool: its candidates, their best ranks, the hints (`found`, one per candidate)
+    they define."""
     facts: dict[FileKey, dict[str, float]] = {}
     named: dict[FileKey, set[str]] = {}
-    for candidate in candidates:
+    for candidate, hint in zip(candidates, found, strict=True):
         entry = facts.setdefault(
             candidate.file,
             {
@@ -386,15 +408,15 @@ def _file_facts(candidates: Sequence[Candidate], hints: Mapping[str, HintEvidenc
             },
         )
         entry["file_candidates"] += 1.0
-        entry["file_question_rrf"] = max(entry["file_question_rrf"], question_rrf(candidate))
-        entry["file_rrf_sum"] += question_rrf(candidate)
+        fused = question_rrf(candidate)
+        entry["file_question_rrf"] = max(entry["file_question_rrf"], fused)
+        entry["file_rrf_sum"] += fused
         if candidate.card_similarity is not None:
-            entry["file_card_similarity"] = float(np.fmax(entry["file_card_similarity"], candidate.card_similarity))
+            entry["file_card_similarity"] = _fmax(entry["file_card_similarity"], float(candidate.card_similarity))
         for name, key in (("bm25", "file_best_bm25_log_rank"), ("embedding", "file_best_embedding_log_rank")):
             rank = candidate.ranks.get(name)
             if rank:
-                entry[key] = float(np.fmin(entry[key], math.log2(rank)))
-        hint = hint_for(candidate, hints)
+                entry[key] = _fmin(entry[key], math.log2(rank))
         if hint is not None:
             entry["file_hint_confidence"] = max(entry["file_hint_confidence"], hint.confidence)
             named.setdefault(candidate.file, set()).add(short_name(candidate))

@@ -199,12 +199,13 @@ def fit_ranker(
     kind: str = "files",
     params: Mapping[str, Any] | None = None,
     rounds: int | None = None,
-    balance_sets: bool = True,
+    set_weights: Mapping[str, float] | None = None,
 ) -> Any:
     """A LightGBM LambdaMART booster of one kind (`LABELS`) fitted on `questions` of `dataset` (questions with no
     positive teach nothing to a ranking loss; LightGBM skips them).
 
-    :param balance_sets: weigh each dev set the same in total (otherwise each question weighs the same).
+    :param set_weights: each dev set's share of the total weight, relative to the others (a set not named: 1.0);
+        by default every set weighs the same in total, whatever its number of questions.
     """
     import lightgbm
 
@@ -225,8 +226,8 @@ def fit_ranker(
             blocks.append(X)
             labels.append(y)
             groups.append(len(y))
-            share = len(questions) / (len(per_set) * per_set[question.set_name]) if balance_sets else 1.0
-            weights.append(np.full(len(y), share))
+            relative = (set_weights or {}).get(question.set_name, 1.0)
+            weights.append(np.full(len(y), relative * len(questions) / (len(per_set) * per_set[question.set_name])))
     train = lightgbm.Dataset(
         np.vstack(blocks) if blocks else np.zeros((0, len(FEATURES))),
         label=np.concatenate(labels) if labels else np.zeros(0),

@@ -35,7 +35,8 @@ class RankingModelError(ValueError, CodeAliasError):
     """A ranking model file that cannot be used (missing, damaged, or fitted on other features)."""
 
 
-#: Facts of a ranked answer the confidence model reads (`answer_facts`).
+#: Facts of a ranked answer the confidence model reads (`answer_facts`); not the pool's size, which follows the
+#: index's size (a small repository's pool lies far outside the dev indexes' and made nonsense look sure).
 CONFIDENCE_FEATURES: tuple[str, ...] = (
     "top_score",
     "margin",
@@ -45,7 +46,6 @@ CONFIDENCE_FEATURES: tuple[str, ...] = (
     "best_hint_confidence",
     "best_hint_similarity",
     "best_card_similarity",
-    "candidates",
 )
 
 
@@ -78,7 +78,6 @@ def answer_facts(
         "best_hint_confidence": best("hint_confidence"),
         "best_hint_similarity": best("hint_similarity"),
         "best_card_similarity": best("card_similarity"),
-        "candidates": math.log2(1 + len(scores)),
     }
 
 

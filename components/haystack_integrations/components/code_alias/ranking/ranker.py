@@ -17,6 +17,9 @@ from .candidates import CandidatePool, QuestionContext
 from .features import feature_matrix, hint_for
 from .model import RankingModel, answer_facts
 
+#: Most chunk token sets the ranker keeps between questions.
+_MOST_TOKEN_SETS = 50_000
+
 
 @component
 class CodeRanker:
@@ -72,6 +75,8 @@ class CodeRanker:
         self.documents_top_k = documents_top_k
         self._model: RankingModel | None = None
         self._lock = threading.Lock()
+        # chunk text -> its token set for the copy feature: the same chunks come back question after question
+        self._token_sets: dict[str, frozenset[str]] = {}
 
     def warm_up(self) -> None:
         """Load the model (idempotent)."""
@@ -153,7 +158,10 @@ class CodeRanker:
             embedding=embedding,
             definitions=definitions,
             near_duplicate_threshold=self.near_duplicate_threshold,
+            token_sets=self._token_sets,
         )
+        if len(self._token_sets) > _MOST_TOKEN_SETS:  # bounded: a long-running server sees every chunk in time
+            self._token_sets.clear()
         model = self.model
         matrix = feature_matrix(pool)
         scores = model.score(matrix, "files")
