@@ -26,7 +26,7 @@ QUESTIONS = [
     "who persists the documents store",
     "warm indexer sync of pushed paths",
     "bm25 retriever top k",
-    "fusion of rankings",
+    "ranked answer of a pool",
     "dict lookup",
     "refund payment",
 ]
@@ -79,7 +79,7 @@ def test_an_updated_index_answers_as_a_full_build(tree: Path) -> None:
     payments = tree / "shop" / "payments.py"
     # a rename (the old name becomes an alias), a removed file, a new file, an edited docstring
     payments.write_text(payments.read_text().replace("def charge_card(", "def charge_with_retry("), encoding="utf-8")
-    (tree / "code_alias" / "retrieval" / "fusion.py").unlink()
+    (tree / "code_alias" / "ranking" / "answer.py").unlink()
     (tree / "shop" / "refunds.py").write_text('def refund(amount):\n    """Refund a payment."""\n', encoding="utf-8")
     hints_file = tree / "code_alias" / "core" / "hints.py"
     hints_file.write_text(hints_file.read_text().replace("Inverted indexes", "Inverted posting lists"), "utf-8")

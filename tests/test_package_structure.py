@@ -55,6 +55,8 @@ LAZY_IMPORTS = {
     "transformers": "heavy: its progress switches are touched only when it is already imported",
     "huggingface_hub": "optional (sentence-transformers brings it): its progress switch, for `--no-progress` only",
     "matplotlib": "heavy: only `bench report` draws a chart",
+    "lightgbm": "heavy (~0.3 s with scipy): the ranker loads its models on first use, not on import",
+    "sklearn": "only fitting the confidence model (`ranking/fit.py`, benchmarks/fit_ranking.py) needs it",
     "elasticsearch": "the optional [elasticsearch] extra (this package's `elasticsearch/` folder included)",
     "haystack_integrations.document_stores.elasticsearch": "the optional [elasticsearch] extra",
     "hayhooks": "the optional [hayhooks] extra (the server)",

@@ -22,9 +22,10 @@ from typing import Any
 import numpy as np
 
 from ..evaluation.metrics import file_metrics, local_name, symbol_metrics
-from .answer import rank_pool
+from .answer import order, rank_pool
 from .candidates import CandidatePool
 from .features import FEATURES, feature_matrix
+from .model import CONFIDENCE_FEATURES, ConfidenceModel, answer_facts
 
 #: LambdaMART settings of the shipped model (small trees: ~100k rows of a few dozen features).
 DEFAULT_PARAMS: dict[str, Any] = {
@@ -328,9 +329,6 @@ def summarise(
 def confidence_facts(dataset: Dataset, file_scores: np.ndarray) -> np.ndarray:
     """Per question (dataset order): `model.answer_facts` of its answer under `file_scores`, as rows of
     `model.CONFIDENCE_FEATURES`."""
-    from .answer import order
-    from .model import CONFIDENCE_FEATURES, answer_facts
-
     rows = []
     for question in dataset.questions:
         scores = file_scores[question.start : question.stop]
@@ -351,13 +349,15 @@ def fit_confidence(facts: np.ndarray, correct: np.ndarray, *, regularisation: fl
     """A logistic regression of "the first file is right" on standardised answer facts (`model.ConfidenceModel`)."""
     from sklearn.linear_model import LogisticRegression
 
-    from .model import CONFIDENCE_FEATURES, ConfidenceModel
-
-    mean = facts.mean(axis=0)
-    scale = facts.std(axis=0)
-    scale[scale == 0] = 1.0
+    # An absent fact (NaN: no cards, no embedding list, no hint, an index that cannot tell its term coverage) is
+    # left out of its column's mean and scale and weighs nothing either way (z = 0), here and in `probability`.
+    known = ~np.isnan(facts)
+    counts = np.maximum(known.sum(axis=0), 1)
+    mean = np.where(known, facts, 0.0).sum(axis=0) / counts
+    scale = np.sqrt(np.where(known, (facts - mean) ** 2, 0.0).sum(axis=0) / counts)
+    scale[~(scale > 0)] = 1.0
     regression = LogisticRegression(C=regularisation, max_iter=1000)
-    regression.fit((facts - mean) / scale, correct.astype(int))
+    regression.fit(np.where(known, (facts - mean) / scale, 0.0), correct.astype(int))
     return ConfidenceModel(
         features=CONFIDENCE_FEATURES,
         mean=[float(v) for v in mean],

@@ -53,7 +53,8 @@ def answer_facts(
     scores: np.ndarray, matrix: np.ndarray, file_order: Sequence[int], *, term_coverage: float | None
 ) -> dict[str, float]:
     """
-    What the confidence model reads of one ranked answer.
+    What the confidence model reads of one ranked answer; a fact the answer has no evidence for (no embedding list,
+    no hint, no card, an unknown term coverage) is NaN, which the model weighs as neither good nor bad.
 
     :param scores: The candidates' scores.
     :param matrix: Their features (`ranking.features.feature_matrix`).
@@ -65,14 +66,14 @@ def answer_facts(
     def best(name: str) -> float:
         values = matrix[:, column[name]] if len(matrix) else np.zeros(0)
         values = values[~np.isnan(values)]
-        return float(values.max()) if len(values) else 0.0
+        return float(values.max()) if len(values) else math.nan  # absent: no such evidence in this answer
 
     top = float(scores[file_order[0]]) if file_order else 0.0
     second = float(scores[file_order[1]]) if len(file_order) > 1 else top - 1.0
     return {
         "top_score": top,
         "margin": top - second,
-        "term_coverage": 0.0 if term_coverage is None or math.isnan(term_coverage) else float(term_coverage),
+        "term_coverage": math.nan if term_coverage is None else float(term_coverage),  # None: the index cannot say
         "best_bm25_relative": best("bm25_relative_score"),
         "best_embedding_score": best("embedding_score"),
         "best_hint_confidence": best("hint_confidence"),
@@ -92,8 +93,9 @@ class ConfidenceModel:
     intercept: float
 
     def probability(self, facts: Mapping[str, float]) -> float:
-        x = np.array([facts.get(name, 0.0) for name in self.features], dtype=np.float64)
+        x = np.array([facts.get(name, math.nan) for name in self.features], dtype=np.float64)
         z = (x - np.array(self.mean)) / np.array(self.scale)
+        z[np.isnan(z)] = 0.0  # an absent fact weighs nothing either way (as when fitted: `ranking.fit.fit_confidence`)
         logit = float(z @ np.array(self.weights)) + self.intercept
         return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, logit))))
 
