@@ -365,13 +365,18 @@ class AliasDictionary(BaseModel):
         return dictionary
 
 
-def atomic_write_text(path: Path, text: str) -> None:
+def atomic_write_text(path: Path, text: str, *, shared: bool = False) -> None:
     """Write `text` to `path` through a temporary file in the same folder and an atomic rename."""
-    atomic_write_bytes(path, text.encode("utf-8"))
+    atomic_write_bytes(path, text.encode("utf-8"), shared=shared)
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write `data` to `path` through a temporary file in the same folder, fsync, and an atomic rename."""
+def atomic_write_bytes(path: Path, data: bytes, *, shared: bool = False) -> None:
+    """
+    Write `data` to `path` through a temporary file in the same folder, fsync, and an atomic rename.
+
+    :param shared: Give the file the mode a plain `open` would (0666 less the umask) instead of the temporary
+        file's private 0600: for data meant to be read by others (a shipped model file).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -379,6 +384,10 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
+        if shared:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -11,7 +11,6 @@ Framework-light: Haystack `Document`s are read here, and nothing else of Haystac
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,7 +18,6 @@ from typing import Any
 from haystack import Document
 
 from ..core.hints import HintEvidence, SymbolEvidence
-from ..core.identifiers import code_tokenize
 from ..core.near_duplicates import DEFAULT_THRESHOLD, near_duplicate_positions, token_set
 
 #: The lists a candidate can come from, in the order ties are broken.
@@ -99,12 +97,9 @@ class Candidate:
         )
 
     @classmethod
-    def from_document(cls, document: Document) -> Candidate:
+    def from_document(cls, document: Document, **known: Any) -> Candidate:
+        """The candidate of a retrieved chunk (its meta), with what the pool knows of it (`known`: ranks, scores...)."""
         meta = document.meta
-
-        def text(key: str) -> str | None:
-            value = meta.get(key)
-            return str(value) if value not in (None, "") else None
 
         def number(key: str) -> int | None:
             value = meta.get(key)
@@ -113,14 +108,20 @@ class Candidate:
         return cls(
             id=document.id,
             file_path=str(meta.get("file_path") or ""),
-            repo=text("repo"),
-            qualified_name=text("qualified_name"),
-            symbol=text("symbol"),
-            kind=text("kind"),
-            package=text("package"),
+            repo=_text(meta, "repo"),
+            qualified_name=_text(meta, "qualified_name"),
+            symbol=_text(meta, "symbol"),
+            kind=_text(meta, "kind"),
+            package=_text(meta, "package"),
             start_line=number("start_line"),
             end_line=number("end_line"),
+            **known,
         )
+
+
+def _text(meta: Mapping[str, Any], key: str) -> str | None:
+    value = meta.get(key)
+    return str(value) if value not in (None, "") else None
 
 
 @dataclass(frozen=True)
@@ -231,14 +232,14 @@ class CandidatePool:
         cards = context.hints.cards
         candidates = []
         for item, document in documents.items():
-            base = Candidate.from_document(document)
-            name = base.symbol or (base.qualified_name or "").rsplit(".", 1)[-1]
+            meta = document.meta
+            name = _text(meta, "symbol") or (_text(meta, "qualified_name") or "").rsplit(".", 1)[-1]
             candidates.append(
-                dataclasses.replace(
-                    base,
+                Candidate.from_document(
+                    document,
                     ranks=ranks[item],
                     scores=scores.get(item, {}),
-                    copy=base.file in copies,
+                    copy=(_text(meta, "repo"), str(meta.get("file_path") or "")) in copies,
                     card_similarity=cards.get(name) if cards is not None else None,
                 )
             )
@@ -277,8 +278,3 @@ def _copy_files(
     files = list(tokens)
     copies = near_duplicate_positions(files, lambda key: frozenset(tokens[key]), threshold=threshold)
     return {files[i] for i in copies}
-
-
-def question_terms(question: str) -> list[str]:
-    """The question's keyword terms as the BM25 index tokenises them."""
-    return code_tokenize(question)

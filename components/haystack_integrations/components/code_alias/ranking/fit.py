@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..evaluation.metrics import file_metrics, local_name, symbol_metrics
-from .answer import order, rank_pool
+from .answer import rank_pool
 from .candidates import CandidatePool
 from .features import FEATURES, feature_matrix
 from .model import CONFIDENCE_FEATURES, ConfidenceModel, answer_facts
@@ -301,9 +301,7 @@ def question_metrics(
     return values
 
 
-def evaluate(
-    dataset: Dataset, scores: np.ndarray, symbol_scores: np.ndarray | None = None
-) -> list[dict[str, float]]:
+def evaluate(dataset: Dataset, scores: np.ndarray, symbol_scores: np.ndarray | None = None) -> list[dict[str, float]]:
     """Per question (dataset order): its metrics under `scores` (and `symbol_scores` for the symbols)."""
     return [
         question_metrics(
@@ -332,15 +330,7 @@ def confidence_facts(dataset: Dataset, file_scores: np.ndarray) -> np.ndarray:
     rows = []
     for question in dataset.questions:
         scores = file_scores[question.start : question.stop]
-        first: dict[tuple[str | None, str], int] = {}
-        for position in order(scores):
-            first.setdefault(question.pool.candidates[position].file, position)
-        facts = answer_facts(
-            scores,
-            dataset.X[question.start : question.stop],
-            list(first.values()),
-            term_coverage=question.pool.context.term_coverage,
-        )
+        facts = answer_facts(question.pool, scores, dataset.X[question.start : question.stop])
         rows.append([facts[name] for name in CONFIDENCE_FEATURES])
     return np.array(rows, dtype=np.float64).reshape(len(dataset.questions), len(CONFIDENCE_FEATURES))
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +22,10 @@ from typing import Any
 
 import numpy as np
 
+from ..core.model import atomic_write_text
 from ..errors import CodeAliasError
+from .answer import order
+from .candidates import CandidatePool
 from .features import FEATURES
 
 #: The packaged model.
@@ -50,17 +52,23 @@ CONFIDENCE_FEATURES: tuple[str, ...] = (
 
 
 def answer_facts(
-    scores: np.ndarray, matrix: np.ndarray, file_order: Sequence[int], *, term_coverage: float | None
+    pool: CandidatePool, scores: np.ndarray, matrix: np.ndarray, ranked: Sequence[int] | None = None
 ) -> dict[str, float]:
     """
-    What the confidence model reads of one ranked answer; a fact the answer has no evidence for (no embedding list,
-    no hint, no card, an unknown term coverage) is NaN, which the model weighs as neither good nor bad.
+    What the confidence model reads of one ranked answer (served by `CodeRanker`, fitted by `ranking.fit`); a fact
+    the answer has no evidence for (no embedding list, no hint, no card, an unknown term coverage) is NaN, which the
+    model weighs as neither good nor bad.
 
-    :param scores: The candidates' scores.
+    :param pool: The candidates (their files, and the question's term coverage).
+    :param scores: The candidates' file scores.
     :param matrix: Their features (`ranking.features.feature_matrix`).
-    :param file_order: The position of each file's best candidate, best file first.
-    :param term_coverage: The share of the question's terms the keyword index holds (None: unknown).
+    :param ranked: The positions best first (`ranking.answer.order(scores)`), when the caller has them already.
     """
+    first_of_file: dict[tuple[str | None, str], int] = {}
+    for position in order(scores) if ranked is None else ranked:
+        first_of_file.setdefault(pool.candidates[position].file, position)
+    file_order = list(first_of_file.values())
+    term_coverage = pool.context.term_coverage
     column = {name: i for i, name in enumerate(FEATURES)}
 
     def best(name: str) -> float:
@@ -208,6 +216,7 @@ class RankingModel:
             )
         except (KeyError, TypeError, ValueError) as error:
             raise RankingModelError(f"{source}: field 'confidence' is malformed ({error})") from error
+
     @classmethod
     def load(cls, path: str | os.PathLike[str] | None = None) -> RankingModel:
         """The model in `path` (default: the packaged one)."""
@@ -223,19 +232,7 @@ class RankingModel:
         return cls.from_dict(data, source=str(source))
 
     def save(self, path: str | os.PathLike[str]) -> Path:
-        """Write atomically (a temporary sibling, then a rename)."""
+        """Write atomically, readable by others like any data file (`core.model.atomic_write_text`)."""
         target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        handle, partial = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as stream:
-                json.dump(self.to_dict(), stream, indent=1)
-                stream.write("\n")
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(partial, 0o666 & ~umask)  # a data file like any other, not mkstemp's private 0600
-            os.replace(partial, target)
-        except BaseException:
-            Path(partial).unlink(missing_ok=True)
-            raise
+        atomic_write_text(target, json.dumps(self.to_dict(), indent=1) + "\n", shared=True)
         return target

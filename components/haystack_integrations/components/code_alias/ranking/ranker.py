@@ -7,7 +7,6 @@ import os
 import threading
 from typing import Any
 
-import numpy as np
 from haystack import Document, component, default_from_dict, default_to_dict
 
 from ..core.hints import SymbolEvidence
@@ -167,12 +166,8 @@ class CodeRanker:
         scores = model.score(matrix, "files")
         symbols, files = rank_pool(pool, scores, top_k, symbol_scores=model.score(matrix, "symbols"))
         ranked = order(scores)
-        first_of_file: dict[tuple[str | None, str], int] = {}
-        for position in ranked:
-            first_of_file.setdefault(pool.candidates[position].file, position)
         if ranked:
-            facts = answer_facts(scores, matrix, list(first_of_file.values()), term_coverage=context.term_coverage)
-            confidence = model.answer_confidence(facts)
+            confidence = model.answer_confidence(answer_facts(pool, scores, matrix, ranked))
         else:  # nothing at all matched: certainly no confident answer
             confidence = None if model.confidence is None else 0.0
         limit = self.documents_top_k
@@ -218,8 +213,3 @@ class CodeRanker:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CodeRanker:
         return default_from_dict(cls, data)
-
-
-def scores_of(documents: list[Document]) -> np.ndarray:
-    """The ranking scores of a ranked Document list (its `meta["ranking"]["score"]`)."""
-    return np.array([float((d.meta.get("ranking") or {}).get("score", 0.0)) for d in documents])
