@@ -51,6 +51,7 @@ __all__ = [
     "ndcg_at_k",
     "paired_comparison",
     "percentile",
+    "ranked_for_metrics",
     "recall_at_k",
     "sign_test_p_value",
     "symbol_hit_at_k",
@@ -75,6 +76,18 @@ def dedupe(items: Iterable[Any]) -> list[Any]:
             seen.add(item)
             ordered.append(item)
     return ordered
+
+
+def ranked_for_metrics(
+    files: Iterable[Any], functions: Iterable[tuple[Any, Any]]
+) -> tuple[list[str], list[tuple[str, str]]]:
+    """
+    An answer's ranked files and (file, qualified name) pairs as the metrics compare them with the gold: without a
+    leading slash, names made local to their file (:func:`local_name`), each kept at its first (best) rank.
+    """
+    ranked_files = dedupe(str(path).lstrip("/") for path in files)
+    ranked_functions = dedupe((str(file).lstrip("/"), local_name(str(file), str(name))) for file, name in functions)
+    return ranked_files, ranked_functions
 
 
 def acc_at_k(ranked: Sequence[str], gold: Iterable[str], k: int) -> float:

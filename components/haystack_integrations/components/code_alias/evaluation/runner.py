@@ -48,11 +48,10 @@ from haystack_integrations.components.code_alias.evaluation.golden import (
     load_swebench,
 )
 from haystack_integrations.components.code_alias.evaluation.metrics import (
-    dedupe,
     file_metrics,
     function_metrics,
     hint_recall,
-    local_name,
+    ranked_for_metrics,
     symbol_metrics,
 )
 from haystack_integrations.components.code_alias.evaluation.report import build_report, write_report
@@ -432,10 +431,7 @@ def _record(
     answer: SearchResult,
     search_ms: float,
 ) -> dict[str, Any]:
-    ranked_files = dedupe(str(path).lstrip("/") for path in answer.files)
-    ranked_functions = dedupe(
-        (str(file).lstrip("/"), local_name(str(file), str(name))) for file, name in answer.functions
-    )
+    ranked_files, ranked_functions = ranked_for_metrics(answer.files, answer.functions)
     gold_pairs = [(function.file, function.local_name) for function in functions]
     metrics = file_metrics(ranked_files, gold_files)
     if complete:
@@ -444,7 +440,7 @@ def _record(
     if answer.hints is not None:
         offered = [(str(f), str(q)) for hint in answer.hints for f, q in hint.get("definitions", [])]
         metrics.update(hint_recall(offered, gold_pairs))
-    record = {
+    record: dict[str, Any] = {
         "config": config.name,
         "query": config.query,
         "rewrite": config.rewrite,

@@ -210,7 +210,6 @@ def feature_matrix(pool: CandidatePool) -> np.ndarray:
     files = _file_facts(candidates, found)
     home, sure = _sure_package(context.symbols, context.packages, hints)
     in_file = _rank_in_file(candidates)
-    column = {name: index for index, name in enumerate(FEATURES)}
     tests: dict[str, float] = {}
     for row, (candidate, hint) in enumerate(zip(candidates, found, strict=True)):
         values = dict(facts.row)
@@ -242,8 +241,8 @@ def feature_matrix(pool: CandidatePool) -> np.ndarray:
         values["log_rank_in_file"] = math.log2(in_file[candidate.id])
         line = matrix[row]
         for name, value in values.items():
-            if name in column:
-                line[column[name]] = value
+            if name in INDEX:
+                line[INDEX[name]] = value
     return matrix
 
 

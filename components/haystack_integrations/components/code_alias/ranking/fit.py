@@ -13,7 +13,6 @@ Fitting needs `lightgbm` (a runtime dependency: the shipped model is a LightGBM 
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,10 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from ..evaluation.metrics import file_metrics, local_name, symbol_metrics
+from ..evaluation.metrics import file_metrics, local_name, ranked_for_metrics, symbol_metrics
 from .answer import rank_pool
 from .candidates import CandidatePool
-from .features import FEATURES, feature_matrix
+from .features import FEATURES, INDEX, feature_matrix
 from .model import CONFIDENCE_FEATURES, ConfidenceModel, answer_facts
 
 #: LambdaMART settings of the shipped model (small trees: ~100k rows of a few dozen features).
@@ -76,9 +75,6 @@ class Dataset:
     y: np.ndarray
     #: Scores given by `out_of_fold(..., extra=...)` to a dataset that was only scored.
     scores: np.ndarray | None = None
-
-    def group_sizes(self, questions: Sequence[Question]) -> list[int]:
-        return [q.stop - q.start for q in questions]
 
     def rows(self, questions: Sequence[Question]) -> np.ndarray:
         return np.concatenate([np.arange(q.start, q.stop) for q in questions]) if questions else np.array([], int)
@@ -184,7 +180,7 @@ LABELS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
 #: remainder is never a symbol of the answer).
 ROWS: dict[str, Callable[[np.ndarray], np.ndarray] | None] = {
     "files": None,
-    "symbols": lambda X: X[:, FEATURES.index("defines")] == 1.0,
+    "symbols": lambda X: X[:, INDEX["defines"]] == 1.0,
 }
 #: Per model: LightGBM settings over `DEFAULT_PARAMS`, and boosting rounds.
 MODEL_SETTINGS: dict[str, tuple[dict[str, Any], int]] = {
@@ -288,13 +284,8 @@ def question_metrics(
 ) -> dict[str, float]:
     """The harness's file and symbol metrics of one question, ranked by `scores` (its rows)."""
     symbols, files = rank_pool(question.pool, scores, symbol_scores=symbol_scores)
-    ranked_files = list(dict.fromkeys(str(f["file_path"]).lstrip("/") for f in files))
-    ranked_functions = list(
-        dict.fromkeys(
-            (path.lstrip("/"), local_name(path, str(s["qualified_name"])))
-            for s in symbols
-            if (path := str(s["file_path"]))
-        )
+    ranked_files, ranked_functions = ranked_for_metrics(
+        (f["file_path"] for f in files), ((s["file_path"], s["qualified_name"]) for s in symbols)
     )
     values = file_metrics(ranked_files, question.gold_files)
     values.update(symbol_metrics(ranked_functions, question.gold_functions))
@@ -309,18 +300,6 @@ def evaluate(dataset: Dataset, scores: np.ndarray, symbol_scores: np.ndarray | N
         )
         for q in dataset.questions
     ]
-
-
-def summarise(
-    questions: Sequence[Question], metrics: Sequence[Mapping[str, float]], names: Sequence[str]
-) -> dict[str, float]:
-    """Mean of each metric (percent) over the questions that have it."""
-    summary: dict[str, float] = {}
-    for name in names:
-        values = [m[name] for m in metrics if name in m]
-        summary[name] = round(100.0 * sum(values) / len(values), 1) if values else math.nan
-    summary["n"] = float(len(questions))
-    return summary
 
 
 # ---- the answer's confidence ------------------------------------------------------------------------------------

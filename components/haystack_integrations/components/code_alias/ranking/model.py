@@ -26,7 +26,7 @@ from ..core.model import atomic_write_text
 from ..errors import CodeAliasError
 from .answer import order
 from .candidates import CandidatePool
-from .features import FEATURES
+from .features import FEATURES, INDEX
 
 #: The packaged model.
 DEFAULT_MODEL_PATH = Path(__file__).resolve().parents[1] / "config" / "ranking_model.json"
@@ -69,10 +69,9 @@ def answer_facts(
         first_of_file.setdefault(pool.candidates[position].file, position)
     file_order = list(first_of_file.values())
     term_coverage = pool.context.term_coverage
-    column = {name: i for i, name in enumerate(FEATURES)}
 
     def best(name: str) -> float:
-        values = matrix[:, column[name]] if len(matrix) else np.zeros(0)
+        values = matrix[:, INDEX[name]] if len(matrix) else np.zeros(0)
         values = values[~np.isnan(values)]
         return float(values.max()) if len(values) else math.nan  # absent: no such evidence in this answer
 
