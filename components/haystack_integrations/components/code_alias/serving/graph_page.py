@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from haystack_integrations.components.code_alias.serving.graph_service import graph_answer
-from haystack_integrations.components.code_alias.serving.service import CodeAliasService, bad_request, json_object
+from haystack_integrations.components.code_alias.serving.service import CodeAliasService, json_fields
 
 PAGE_LIMIT = 20
 GRAPH_FIELDS = frozenset({"name", "file_path", "repo"})
@@ -20,12 +20,7 @@ GRAPH_FIELDS = frozenset({"name", "file_path", "repo"})
 
 def page_graph(service: CodeAliasService, raw: bytes, content_type: str | None) -> dict[str, Any]:
     """Callers and callees of one definition, for the page (400/415/422 on a bad body, 404 on an unknown name)."""
-    body = json_object(raw, "with a name", content_type)
-    unknown = sorted(set(body) - GRAPH_FIELDS)
-    if unknown:
-        raise bad_request(f"unknown field(s) {', '.join(repr(name[:40]) for name in unknown[:5])}")
-    if "name" not in body:
-        raise bad_request("name is required")
+    body = json_fields(raw, content_type, allowed=GRAPH_FIELDS, required="name")
     options = {key: body.get(key) for key in ("file_path", "repo")}
     callers = graph_answer(service, "callers", body["name"], limit=PAGE_LIMIT, **options)
     callees = graph_answer(service, "callees", body["name"], limit=PAGE_LIMIT, **options)

@@ -38,8 +38,7 @@ from haystack_integrations.components.code_alias.serving.service import (
     MAX_QUESTION_CHARS,
     TOP_K_RANGE,
     CodeAliasService,
-    bad_request,
-    json_object,
+    json_fields,
 )
 
 #: The files the page is made of, by URL path: nothing else is read from the folder.
@@ -67,13 +66,7 @@ def is_page_asset(method: str, path: str) -> bool:
 
 def read_page_question(raw: bytes, content_type: str | None = "application/json") -> dict[str, Any]:
     """The `/page/ask` body: a JSON object of `question` and, optionally, `top_k`, `repo`, `package` (400/422)."""
-    body = json_object(raw, "with a question", content_type)
-    unknown = sorted(set(body) - PAGE_FIELDS)
-    if unknown:
-        raise bad_request(f"unknown field(s) {', '.join(repr(name[:40]) for name in unknown[:5])}")
-    if "question" not in body:
-        raise bad_request("question is required")
-    return body
+    return json_fields(raw, content_type, allowed=PAGE_FIELDS, required="question")
 
 
 class PageService:

@@ -385,6 +385,17 @@ def json_object(raw: bytes, what: str, content_type: str | None) -> dict[str, An
     return body
 
 
+def json_fields(raw: bytes, content_type: str | None, *, allowed: frozenset[str], required: str) -> dict[str, Any]:
+    """`json_object` with only the `allowed` fields (400 naming the others) and the `required` one among them."""
+    body = json_object(raw, f"with a {required}", content_type)
+    unknown = sorted(set(body) - allowed)
+    if unknown:
+        raise bad_request(f"unknown field(s) {', '.join(repr(name[:40]) for name in unknown[:5])}")
+    if required not in body:
+        raise bad_request(f"{required} is required")
+    return body
+
+
 def _check_text(value: str, name: str) -> None:
     """422 when `value` is not valid Unicode text (a lone surrogate such as "\\ud800" cannot be encoded)."""
     try:
