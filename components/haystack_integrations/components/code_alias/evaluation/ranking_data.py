@@ -50,14 +50,14 @@ class PoolRecordingSearcher(PipelineSearcher):
         key = (self._corpus, question, rewrite)
         if key not in self._recorded:
             answer = self._answers[(question, rewrite)]
-            pool = self._pool(answer, rewrite != "none")
+            pool = self._pool(answer)
             with (self.out / POOLS_FILE).open("a", encoding="utf-8") as handle:
                 row = {"corpus": self._corpus, "question": question, "rewrite": rewrite, "pool": pool.to_record()}
                 handle.write(json.dumps(row) + "\n")
             self._recorded.add(key)
         return result
 
-    def _pool(self, answer: AskResult, rewritten: bool) -> CandidatePool:
+    def _pool(self, answer: AskResult) -> CandidatePool:
         """What the pipeline's ranker saw: its context and the three lists (the definitions of every hint)."""
         if answer.context is None:
             raise RuntimeError("the answer has no ranking context: was it made by a query pipeline with a ranker?")

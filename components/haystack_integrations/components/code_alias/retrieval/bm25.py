@@ -305,15 +305,6 @@ class CodeBM25Retriever:
                 _save(index, folder)
         return index
 
-    def term_coverage(self, query: str) -> float:
-        """The share of the query's distinct keyword terms that occur in the indexed chunks (0.0 for none or no term):
-        how much of a question this code speaks of at all."""
-        terms = set(code_tokenize(query))
-        if not terms:
-            return 0.0
-        vocabulary = self._index().vocabulary
-        return sum(term in vocabulary for term in terms) / len(terms)
-
     @component.output_types(documents=list[Document], term_coverage=float)
     def run(
         self,
@@ -331,8 +322,9 @@ class CodeBM25Retriever:
         :param packages: Package names from the rewrite, boosted less.
         :param filters: Haystack filters on document fields.
         :param top_k: Overrides the init `top_k`.
-        :returns: `documents`, best first, with `score`, and `term_coverage`: the share of the query's distinct terms
-            the index holds (`term_coverage`).
+        :returns: `documents`, best first, with `score`, and `term_coverage`: the share of the query's distinct
+            keyword terms that occur in the indexed chunks (0.0 for none or no term), how much of the question this
+            code speaks of at all.
         """
         top_k = top_k or self.top_k
         index = self._index()

@@ -17,8 +17,16 @@ class QueryComposer:
     Turns a rewrite into what each retriever needs.
 
     BM25 text = the question as the user wrote it (optionally + every symbol and package with its word split);
-    embedding text = the rewritten question; symbols go on to `SymbolDefinitionRetriever`, whose list is fused
-    with the others; filters (optional) restrict retrieval to the rewrite's packages.
+    embedding text = the rewritten question; symbols (and every other symbol hint) go on to
+    `SymbolDefinitionRetriever`, whose definitions the ranking stage weighs with the other lists; filters (optional)
+    restrict retrieval to the rewrite's packages.
+
+    Which wiring for which retriever: with this project's pipelines (`CodeBM25Retriever`,
+    `SymbolDefinitionRetriever`, `CodeRanker`) keep `expand_bm25_query` off: the rewrite's symbols reach the ranking
+    through their definitions list, which measured better than expanding the text (BENCHMARKS.md 2d). With a stock
+    keyword retriever (`InMemoryBM25Retriever`, `ElasticsearchBM25Retriever`, ...) there is no definitions list:
+    turn it on (or connect the rewriter's `lexical_query`, the same text), which is where the rewrite's gain comes
+    from in a stock pipeline (BENCHMARKS.md 16); a stock embedder gets `embedding_query` either way.
 
     ### Usage example
 
@@ -33,13 +41,6 @@ class QueryComposer:
 
     :param filter_by_package: Restrict retrieval to the packages the rewrite names.
     :param use_rewrite: False turns the rewrite off (the raw question goes to both retrievers), for ablations.
-    Which wiring for which retriever: with this project's pipelines (`CodeBM25Retriever`,
-    `SymbolDefinitionRetriever`, `CodeRanker`) keep `expand_bm25_query` off: the rewrite's symbols reach the ranking
-    through their definitions list, which measured better than expanding the text (BENCHMARKS.md 2d). With a stock
-    keyword retriever (`InMemoryBM25Retriever`, `ElasticsearchBM25Retriever`, ...) there is no definitions list:
-    turn it on (or connect the rewriter's `lexical_query`, the same text), which is where the rewrite's gain comes
-    from in a stock pipeline (BENCHMARKS.md 16); a stock embedder gets `embedding_query` either way.
-
     :param expand_bm25_query: Append the rewrite's symbols and packages (and their word splits) to the BM25 text;
         off by default, for this project's retrievers (see above); on for a stock keyword retriever.
     """
