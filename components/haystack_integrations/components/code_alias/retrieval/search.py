@@ -852,21 +852,21 @@ class CodeSearch:
         if "ranker" in pipeline.graph.nodes:
             data.setdefault("ranker", {})["top_k"] = top_k
         started = time.perf_counter()
-        with self.pinned_generation():  # one build for the dictionary, its hints, the chunks and the vectors
-            if self.backend == "embedded":
-                self.check_index()
-            output = pipeline.run(
-                data,
-                include_outputs_from={
-                    "rewriter",
-                    "composer",
-                    "bm25_retriever",
-                    "embedding_retriever",
-                    "definitions",
-                    "ranker",
-                    "faithfulness",
-                },
-            )
+        # `_one_generation` holds one build of the dictionary, its hints, the chunks and the vectors for all of this
+        if self.backend == "embedded":
+            self.check_index()
+        output = pipeline.run(
+            data,
+            include_outputs_from={
+                "rewriter",
+                "composer",
+                "bm25_retriever",
+                "embedding_retriever",
+                "definitions",
+                "ranker",
+                "faithfulness",
+            },
+        )
         seconds = time.perf_counter() - started
         answer = self._answer(question, output, pipeline, use_rewrite=use_rewrite, top_k=top_k, seconds=seconds)
         if not select_repository or filters is not None:
