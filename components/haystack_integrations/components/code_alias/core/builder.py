@@ -17,6 +17,8 @@ import multiprocessing
 import os
 import stat
 import tempfile
+import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -153,6 +155,21 @@ def _read_and_parse_one(job: tuple[WalkEntry, str, FileRecord | None, int]) -> t
         return entry.rel_path, old.model_copy(update={"mtime_ns": entry.mtime_ns, "size": entry.size}), False
     record = _parsed_record(text, digest, entry.size, entry.mtime_ns, language, entry.rel_path)
     return entry.rel_path, record, True
+
+
+def _exit_with_parent(parent_pid: int) -> None:
+    """
+    Pool initializer: end this worker when the index run that forked it is gone. A killed run (SIGKILL, the OOM
+    killer) cannot shut its pool down, and forked workers never see their task queue close (each holds its write
+    end), so they would wait forever, holding the run's stdout and stderr open.
+    """
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(0.2)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
 def _shipped(
@@ -430,7 +447,9 @@ class DictionaryBuilder:
         if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
             # Parsing is CPU-bound C code that holds the GIL: only processes use the second core.
             context = multiprocessing.get_context("fork")
-            with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+            with ProcessPoolExecutor(
+                max_workers=workers, mp_context=context, initializer=_exit_with_parent, initargs=(os.getpid(),)
+            ) as pool:
                 chunks = max(8, len(jobs) // (workers * 8))
                 for rel_path, record, parsed, references in pool.map(_shipped, jobs, chunksize=chunks):
                     record.references = list(map(Reference._make, references))
