@@ -27,7 +27,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from haystack_integrations.components.code_alias.core.calibration import (
+from haystack_integrations.components.code_alias.rewriting.hints.calibration import (
     CALIBRATION_FILE,
     HintCalibration,
     combined_features,

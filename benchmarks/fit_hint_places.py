@@ -2,7 +2,7 @@
 
 Like `hint_replay.py`, it rebuilds each corpus's `HintIndex` and symbol cards from the bench cache, embeds the
 questions once (cached next to the run) and feeds the recorded first-pass names back as `retrieved`. For every
-question with gold symbols it takes `HintIndex.place_pool` (the best `POOL_DEPTH` symbols by word score and by
+question with gold symbols it takes `hints.place_pool` (the best `POOL_DEPTH` symbols by word score and by
 card similarity, with their features), labels a candidate 1 when one of its definitions is a gold symbol, and fits
 a logistic regression (`core.calibration.fit_logistic`, L2 `--l2`).
 
@@ -33,21 +33,25 @@ import numpy as np
 from hint_replay import question_vectors, recorded_retrieved
 from tqdm import tqdm
 
-from haystack_integrations.components.code_alias.core import hints as hints_module
-from haystack_integrations.components.code_alias.core.calibration import (
-    CALIBRATION_FILE,
-    HintCalibration,
-    Logistic,
-    fit_logistic,
-)
 from haystack_integrations.components.code_alias.core.cards import SymbolCards
-from haystack_integrations.components.code_alias.core.hint_places import POOL_DEPTH, PlacePool
-from haystack_integrations.components.code_alias.core.hints import HintIndex
 from haystack_integrations.components.code_alias.evaluation.bench_searcher import symbol_definitions
 from haystack_integrations.components.code_alias.evaluation.metrics import hint_recall
 from haystack_integrations.components.code_alias.indexing.card_vectors import load_cards
 from haystack_integrations.components.code_alias.indexing.dictionary_handle import DictionaryHandle
 from haystack_integrations.components.code_alias.paths import DICTIONARY_FILE
+from haystack_integrations.components.code_alias.rewriting.hints import (
+    DEFAULT_WEIGHTS,
+    HintIndex,
+    HintWeights,
+    place_pool,
+)
+from haystack_integrations.components.code_alias.rewriting.hints.calibration import (
+    CALIBRATION_FILE,
+    HintCalibration,
+    Logistic,
+    fit_logistic,
+)
+from haystack_integrations.components.code_alias.rewriting.hints.places import POOL_DEPTH, PlacePool
 
 
 @dataclass
@@ -76,7 +80,9 @@ def _repository(row: dict[str, Any]) -> str:
     return str(row.get("repo") or row["id"].rsplit("-", 1)[0])
 
 
-def load(run: Path, golden: Path, cache_dir: Path, calibration: HintCalibration, limit: int) -> list[Corpus]:
+def load(
+    run: Path, golden: Path, cache_dir: Path, calibration: HintCalibration, weights: HintWeights = DEFAULT_WEIGHTS
+) -> list[Corpus]:
     texts: dict[str, tuple[str, str]] = {}
     with golden.open(encoding="utf-8") as handle:
         for line in handle:
@@ -91,7 +97,8 @@ def load(run: Path, golden: Path, cache_dir: Path, calibration: HintCalibration,
     corpora = []
     for corpus, items in tqdm(sorted(by_corpus.items()), desc="corpora", unit="corpus"):
         folder = cache_dir / "indexes" / "lexical" / corpus
-        index = HintIndex(DictionaryHandle.for_path(folder / DICTIONARY_FILE).dictionary, calibration=calibration)
+        dictionary = DictionaryHandle.for_path(folder / DICTIONARY_FILE).dictionary
+        index = HintIndex(dictionary, calibration=calibration, weights=weights)
         cards = load_cards(folder)
         if cards is None:
             raise SystemExit(f"{folder}: no symbol cards; the run must be a --semantic-hints one")
@@ -103,9 +110,9 @@ def load(run: Path, golden: Path, cache_dir: Path, calibration: HintCalibration,
                 continue
             text, repository = texts[row["id"]]
             retrieved = recorded_retrieved(row.get("hints") or [])
-            pool = index.place_pool(
+            pool = place_pool(
+                index,
                 text,
-                limit=limit,
                 retrieved=retrieved,
                 question_vector=vectors[text],
                 cards=cards,
@@ -158,10 +165,11 @@ def main() -> None:
     parser.add_argument("--nearest-kept", type=int, default=None, help="PLACES_NEAREST_KEPT for the check")
     parser.add_argument("--write", action="store_true", help="store the model as 'places' in --calibration")
     args = parser.parse_args()
+    weights = DEFAULT_WEIGHTS
     if args.nearest_kept is not None:
-        hints_module.PLACES_NEAREST_KEPT = args.nearest_kept
+        weights = replace(weights, places_nearest_kept=args.nearest_kept)
     base = replace(HintCalibration.load(args.calibration), places=None)
-    corpora = load(args.run, args.golden, args.cache_dir, base, args.limit)
+    corpora = load(args.run, args.golden, args.cache_dir, base, weights)
     questions = [q for c in corpora for q in c.questions]
     repositories = sorted({q.repository for q in questions})
     by_repository = {

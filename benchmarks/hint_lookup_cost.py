@@ -21,11 +21,11 @@ from pathlib import Path
 import numpy as np
 from hint_replay import question_vectors, recorded_retrieved
 
-from haystack_integrations.components.code_alias.core.calibration import HintCalibration
-from haystack_integrations.components.code_alias.core.hints import HintIndex
 from haystack_integrations.components.code_alias.indexing.card_vectors import load_cards
 from haystack_integrations.components.code_alias.indexing.dictionary_handle import DictionaryHandle
 from haystack_integrations.components.code_alias.paths import DICTIONARY_FILE
+from haystack_integrations.components.code_alias.rewriting.hints import HintIndex
+from haystack_integrations.components.code_alias.rewriting.hints.calibration import HintCalibration
 
 
 def main() -> None:

@@ -24,21 +24,21 @@ import argparse
 import json
 import re
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from fit_hint_calibration import _held_out
 
-from haystack_integrations.components.code_alias.core import hints as hints_module
-from haystack_integrations.components.code_alias.core.calibration import HintCalibration
-from haystack_integrations.components.code_alias.core.hints import HintIndex, combine_confidence
-from haystack_integrations.components.code_alias.core.rewrite import dictionary_rewrite
 from haystack_integrations.components.code_alias.evaluation.bench_searcher import symbol_definitions
 from haystack_integrations.components.code_alias.evaluation.metrics import hint_recall
 from haystack_integrations.components.code_alias.indexing.card_vectors import load_cards
 from haystack_integrations.components.code_alias.indexing.dictionary_handle import DictionaryHandle
 from haystack_integrations.components.code_alias.paths import DICTIONARY_FILE
+from haystack_integrations.components.code_alias.rewriting.hints import DEFAULT_WEIGHTS, HintIndex, combine_confidence
+from haystack_integrations.components.code_alias.rewriting.hints.calibration import HintCalibration
+from haystack_integrations.components.code_alias.rewriting.rewrite import dictionary_rewrite
 
 _RETRIEVED = re.compile(r"^retrieved:#(\d+)$")
 
@@ -93,10 +93,11 @@ def main() -> None:
     parser.add_argument("--held-out", type=float, default=0.0, help="also score the held-out share of the fit")
     parser.add_argument("--out", type=Path, default=None, help="write replayed rows (results.jsonl-like)")
     args = parser.parse_args()
+    weights = DEFAULT_WEIGHTS
     if args.depth is not None:
-        hints_module.SEMANTIC_DEPTH = args.depth
+        weights = replace(weights, semantic_depth=args.depth)
     if args.min_similarity is not None:
-        hints_module.SEMANTIC_MIN_SIMILARITY = args.min_similarity
+        weights = replace(weights, semantic_min_similarity=args.min_similarity)
     calibration = HintCalibration.load(args.calibration) if args.calibration else HintCalibration.load()
 
     questions = {}
@@ -116,7 +117,7 @@ def main() -> None:
     for corpus, items in sorted(by_corpus.items()):
         folder = args.cache_dir / "indexes" / "lexical" / corpus
         dictionary = DictionaryHandle.for_path(folder / DICTIONARY_FILE).dictionary
-        index = HintIndex(dictionary, calibration=calibration)
+        index = HintIndex(dictionary, calibration=calibration, weights=weights)
         cards = load_cards(folder)
         definitions = symbol_definitions(folder)
         for row in items:

@@ -43,12 +43,6 @@ from pathlib import Path
 from typing import Any
 
 from haystack_integrations.components.code_alias.core.identifiers import code_tokenize
-from haystack_integrations.components.code_alias.core.repository_selection import (
-    FILTER_POSTERIOR,
-    VOTE_DEPTH,
-    RepositorySelection,
-    select_repository,
-)
 from haystack_integrations.components.code_alias.evaluation import (
     BenchOptions,
     CorpusCache,
@@ -63,6 +57,12 @@ from haystack_integrations.components.code_alias.evaluation.bench_searcher impor
 from haystack_integrations.components.code_alias.evaluation.runner import BenchConfig, SearchResult
 from haystack_integrations.components.code_alias.indexing.repositories import read_repositories
 from haystack_integrations.components.code_alias.retrieval.repository_evidence import repository_terms
+from haystack_integrations.components.code_alias.retrieval.repository_selection import (
+    FILTER_POSTERIOR,
+    VOTE_DEPTH,
+    RepositorySelection,
+    select_repository,
+)
 from haystack_integrations.components.code_alias.retrieval.search import AskResult, CodeSearch
 
 CONFIG = BenchConfig.parse("title/dictionary/bm25")

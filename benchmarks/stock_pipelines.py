@@ -239,9 +239,9 @@ def run_corpus(
     from haystack.components.retrievers.in_memory import InMemoryBM25Retriever, InMemoryEmbeddingRetriever
 
     from haystack_integrations.components.code_alias import AliasDictionaryBuilder, ConstrainedQueryRewriter
-    from haystack_integrations.components.code_alias.core.chunk_definitions import DefinitionLocator
     from haystack_integrations.components.code_alias.evaluation.golden import gold_functions_for
     from haystack_integrations.components.code_alias.evaluation.runner import default_extract
+    from haystack_integrations.components.code_alias.rewriting.chunk_definitions import DefinitionLocator
 
     started = time.perf_counter()
     index_dir = Path(args.cache_dir) / "stock" / corpus.key

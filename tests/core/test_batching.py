@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from haystack_integrations.components.code_alias.core.batching import MicroBatcher
+from haystack_integrations.components.code_alias.retrieval.batching import MicroBatcher
 from haystack_integrations.components.code_alias.retrieval.embedders import CodeTextEmbedder
 
 

@@ -23,9 +23,9 @@ from haystack_integrations.components.code_alias.core.graph_answers import (
     usage_kind,
 )
 from haystack_integrations.components.code_alias.core.model import AliasDictionary, Reference
-from haystack_integrations.components.code_alias.core.rewrite import classify_intent
 from haystack_integrations.components.code_alias.core.symbols import extract_file
 from haystack_integrations.components.code_alias.core.tags import wheel_tags_file
+from haystack_integrations.components.code_alias.rewriting.rewrite import classify_intent
 from tests.support.repos import FIXTURES, ROOT
 
 GRAPH_FIXTURES = FIXTURES / "graph"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from haystack_integrations.components.code_alias.core.question_text import clean_question_text, shorten_url
+from haystack_integrations.components.code_alias.retrieval.question_text import clean_question_text, shorten_url
 
 PAYLOAD = (
     "eNqVkktr20AQx7/KsBQsYyEH0lJwZdMHObSHtLQ9LiTKamRvspoV+1AcjL57Rqs4ySEYctFq5/Gf38zsQXzruqKPKFai9MrpLoDHELuN"

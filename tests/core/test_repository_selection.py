@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from haystack_integrations.components.code_alias.core.repository_selection import (
+from haystack_integrations.components.code_alias.retrieval.repository_selection import (
     FILTER_POSTERIOR,
     cori_evidence,
     ranking_votes,

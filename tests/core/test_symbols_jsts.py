@@ -18,10 +18,8 @@ from haystack_integrations.components.code_alias import cli
 from haystack_integrations.components.code_alias.answer_view import definition_lines
 from haystack_integrations.components.code_alias.core.builder import DictionaryBuilder
 from haystack_integrations.components.code_alias.core.chunking import chunk_file
-from haystack_integrations.components.code_alias.core.hints import HintIndex
 from haystack_integrations.components.code_alias.core.model import AliasDictionary, SymbolDef
 from haystack_integrations.components.code_alias.core.reexports import resolve_module
-from haystack_integrations.components.code_alias.core.rewrite import dictionary_rewrite
 from haystack_integrations.components.code_alias.core.symbols import (
     _error_count,
     _parser,
@@ -30,6 +28,8 @@ from haystack_integrations.components.code_alias.core.symbols import (
 )
 from haystack_integrations.components.code_alias.indexing.splitter import CodeSplitter
 from haystack_integrations.components.code_alias.paths import DICTIONARY_FILE
+from haystack_integrations.components.code_alias.rewriting.hints import HintIndex
+from haystack_integrations.components.code_alias.rewriting.rewrite import dictionary_rewrite
 from haystack_integrations.components.code_alias.serving.chat import to_chunk
 from tests.support.repos import FIXTURES
 

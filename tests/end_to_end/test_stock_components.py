@@ -21,13 +21,13 @@ from haystack.components.preprocessors import DocumentSplitter
 from haystack_integrations.components.code_alias import AliasDictionaryBuilder, ConstrainedQueryRewriter
 from haystack_integrations.components.code_alias.core.builder import DictionaryBuilder
 from haystack_integrations.components.code_alias.core.cards import CardsError, SymbolCards
-from haystack_integrations.components.code_alias.core.chunk_definitions import DefinitionLocator
 from haystack_integrations.components.code_alias.core.model import AliasDictionary
 from haystack_integrations.components.code_alias.indexing.card_vectors import (
     EmbedderMismatchError,
     embedder_identity,
     load_cards,
 )
+from haystack_integrations.components.code_alias.rewriting.chunk_definitions import DefinitionLocator
 from haystack_integrations.components.code_alias.rewriting.rewriter import stock_queries
 
 DIMENSIONS = 64

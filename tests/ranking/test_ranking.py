@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 from haystack import Document
 
-from haystack_integrations.components.code_alias.core.hints import HintEvidence, SymbolEvidence
 from haystack_integrations.components.code_alias.ranking import fit
 from haystack_integrations.components.code_alias.ranking.answer import document_why, rank_pool
 from haystack_integrations.components.code_alias.ranking.candidates import CandidatePool, QuestionContext
@@ -28,6 +27,7 @@ from haystack_integrations.components.code_alias.ranking.model import (
     RankingModelError,
 )
 from haystack_integrations.components.code_alias.ranking.ranker import CodeRanker
+from haystack_integrations.components.code_alias.rewriting.hints import HintEvidence, SymbolEvidence
 
 
 def _doc(doc_id: str, path: str, name: str | None, content: str = "", score: float = 1.0, **meta: object) -> Document:

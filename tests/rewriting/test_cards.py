@@ -8,7 +8,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from haystack_integrations.components.code_alias.core.calibration import HintCalibration, Logistic, fit_logistic
 from haystack_integrations.components.code_alias.core.cards import (
     CardsError,
     SymbolCards,
@@ -17,11 +16,16 @@ from haystack_integrations.components.code_alias.core.cards import (
     cards_file,
     dictionary_cards,
 )
-from haystack_integrations.components.code_alias.core.hints import SEMANTIC_DEPTH, HintIndex
 from haystack_integrations.components.code_alias.core.identifiers import split_identifier
 from haystack_integrations.components.code_alias.core.model import AliasDictionary, SymbolEntry
-from haystack_integrations.components.code_alias.core.rewrite import dictionary_rewrite
 from haystack_integrations.components.code_alias.indexing.card_vectors import refresh_card_vectors
+from haystack_integrations.components.code_alias.rewriting.hints import SEMANTIC_DEPTH, HintIndex
+from haystack_integrations.components.code_alias.rewriting.hints.calibration import (
+    HintCalibration,
+    Logistic,
+    fit_logistic,
+)
+from haystack_integrations.components.code_alias.rewriting.rewrite import dictionary_rewrite
 
 
 def _entry(name: str, file: str, *, kind: str = "function", doc: tuple[str, ...] = (), package: str | None = None):

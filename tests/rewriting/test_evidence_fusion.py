@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 
 from haystack_integrations.components.code_alias.core.builder import DictionaryBuilder, SourceText
-from haystack_integrations.components.code_alias.core.hints import (
+from haystack_integrations.components.code_alias.core.model import AliasDictionary
+from haystack_integrations.components.code_alias.rewriting.hints import (
     EVIDENCE_CONFIDENCE,
     HintIndex,
     SymbolEvidence,
     combine_confidence,
 )
-from haystack_integrations.components.code_alias.core.model import AliasDictionary
-from haystack_integrations.components.code_alias.core.rewrite import dictionary_rewrite
+from haystack_integrations.components.code_alias.rewriting.rewrite import dictionary_rewrite
 from tests.support.repos import ACME_REPO
 
 

@@ -10,8 +10,8 @@ from types import ModuleType
 
 import pytest
 
-from haystack_integrations.components.code_alias.core.calibration import HintCalibration
-from haystack_integrations.components.code_alias.core.hints import EVIDENCE_CONFIDENCE, RETRIEVED_DEPTH
+from haystack_integrations.components.code_alias.rewriting.hints import EVIDENCE_CONFIDENCE, RETRIEVED_DEPTH
+from haystack_integrations.components.code_alias.rewriting.hints.calibration import HintCalibration
 from tests.support.repos import ROOT
 
 

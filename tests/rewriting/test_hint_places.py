@@ -9,18 +9,22 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from haystack_integrations.components.code_alias.core.calibration import HintCalibration, Logistic, fit_logistic
 from haystack_integrations.components.code_alias.core.cards import SymbolCards
-from haystack_integrations.components.code_alias.core.hint_places import (
+from haystack_integrations.components.code_alias.core.identifiers import split_identifier
+from haystack_integrations.components.code_alias.core.model import AliasDictionary, SymbolEntry
+from haystack_integrations.components.code_alias.rewriting.hints import HintIndex, place_pool
+from haystack_integrations.components.code_alias.rewriting.hints.calibration import (
+    HintCalibration,
+    Logistic,
+    fit_logistic,
+)
+from haystack_integrations.components.code_alias.rewriting.hints.places import (
     FEATURES,
     RANK_CAP,
     PlacePool,
     card_ranks,
     place_features,
 )
-from haystack_integrations.components.code_alias.core.hints import HintIndex
-from haystack_integrations.components.code_alias.core.identifiers import split_identifier
-from haystack_integrations.components.code_alias.core.model import AliasDictionary, SymbolEntry
 
 #: Ranks matter, nothing else: the nearer a candidate stands in either list, the likelier it is gold.
 RANKS_ONLY = Logistic(intercept=0.0, coefficients={"word_log_rank": -1.0, "card_log_rank": -1.0})
@@ -118,7 +122,7 @@ def test_a_fitted_places_model_fills_the_list_from_both_rankings() -> None:
     assert len(placed) == len(reserved) == 6
     assert both in placed
     # the pool is what lookup chose from, with `both` in it at its two ranks
-    pool = index.place_pool("payment retry", limit=6, question_vector=question, cards=cards, calibration=with_places)
+    pool = place_pool(index, "payment retry", question_vector=question, cards=cards, calibration=with_places)
     assert pool is not None
     position = pool.indexes.index(next(i for i, t in enumerate(index.targets) if t.name == both))
     assert pool.features[position]["word_log_rank"] == pytest.approx(math.log1p(11))
@@ -134,7 +138,7 @@ def test_a_fitted_places_model_fills_the_list_from_both_rankings() -> None:
     )
     assert pool.features[position] == pytest.approx(one, abs=1e-6)  # float32 card vectors
     # no cards, no pool: nothing to fit on, and the plain lookup is untouched
-    assert index.place_pool("payment retry", limit=6) is None
+    assert place_pool(index, "payment retry") is None
 
 
 def test_the_nearest_cards_keep_a_place_whatever_the_model_says() -> None:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from haystack_integrations.components.code_alias.core.builder import DictionaryBuilder
-from haystack_integrations.components.code_alias.core.hints import HintIndex
 from haystack_integrations.components.code_alias.core.model import AliasDictionary
+from haystack_integrations.components.code_alias.rewriting.hints import HintIndex
 from tests.support.repos import ROOT
 
 SOURCE = ROOT / "components" / "haystack_integrations" / "components" / "code_alias"
@@ -59,12 +59,12 @@ def postings(hints: HintIndex) -> dict[str, object]:
         return {key: Counter(hints.targets[i].name for i in ids) for key, ids in table.items() if ids}
 
     return {
-        "exact": named(hints._by_exact),
-        "name": named(hints._by_name_word),
-        "doc": named(hints._by_doc_word),
-        "nickname": named(hints._by_nickname),
-        "idf": (hints._idf_name, hints._idf_doc, hints._symbol_count),
-        "vocabulary": (hints._name_vocabulary, hints._word_vocabulary),
+        "exact": named(hints.by_exact),
+        "name": named(hints.by_name_word),
+        "doc": named(hints.by_doc_word),
+        "nickname": named(hints.by_nickname),
+        "idf": (hints.idf_name, hints.idf_doc, hints._symbol_count),
+        "vocabulary": (hints.name_vocabulary, hints.word_vocabulary),
     }
 
 
@@ -81,7 +81,7 @@ def test_an_updated_index_answers_as_a_full_build(tree: Path) -> None:
     payments.write_text(payments.read_text().replace("def charge_card(", "def charge_with_retry("), encoding="utf-8")
     (tree / "code_alias" / "ranking" / "answer.py").unlink()
     (tree / "shop" / "refunds.py").write_text('def refund(amount):\n    """Refund a payment."""\n', encoding="utf-8")
-    hints_file = tree / "code_alias" / "core" / "hints.py"
+    hints_file = tree / "code_alias" / "rewriting" / "hints" / "index.py"
     hints_file.write_text(hints_file.read_text().replace("Inverted indexes", "Inverted posting lists"), "utf-8")
     after = refreshed(tree, before, builder)
     updated = hints.updated(before, after)

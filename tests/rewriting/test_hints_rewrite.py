@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from haystack_integrations.components.code_alias.core.builder import DictionaryBuilder
-from haystack_integrations.components.code_alias.core.compose import compose_query
-from haystack_integrations.components.code_alias.core.hints import HintIndex
 from haystack_integrations.components.code_alias.core.model import AliasDictionary
-from haystack_integrations.components.code_alias.core.rewrite import classify_intent, dictionary_rewrite
+from haystack_integrations.components.code_alias.rewriting.compose import compose_query
+from haystack_integrations.components.code_alias.rewriting.hints import HintIndex
+from haystack_integrations.components.code_alias.rewriting.rewrite import classify_intent, dictionary_rewrite
 from tests.support.repos import ACME_REPO
 
 

@@ -17,11 +17,6 @@ from haystack.dataclasses import ChatMessage
 from haystack.utils import Secret
 
 from haystack_integrations.components.code_alias.core.builder import DictionaryBuilder
-from haystack_integrations.components.code_alias.core.llm_output import (
-    UnusableAnswer,
-    parse_rewrite_answer,
-    rewrite_json_schema,
-)
 from haystack_integrations.components.code_alias.core.model import AliasDictionary
 from haystack_integrations.components.code_alias.rewriting.faithfulness import SymbolFaithfulnessFilter
 from haystack_integrations.components.code_alias.rewriting.generators import (
@@ -29,6 +24,11 @@ from haystack_integrations.components.code_alias.rewriting.generators import (
     chat_generator_spec,
     generator_style,
     usable_chat_generator_spec,
+)
+from haystack_integrations.components.code_alias.rewriting.llm_output import (
+    UnusableAnswer,
+    parse_rewrite_answer,
+    rewrite_json_schema,
 )
 from haystack_integrations.components.code_alias.rewriting.openai_server import (
     PLACEHOLDER_API_KEY,

@@ -12,9 +12,9 @@ from haystack import component
 from haystack.dataclasses import ChatMessage
 
 from haystack_integrations.components.code_alias.core.builder import DictionaryBuilder
-from haystack_integrations.components.code_alias.core.hints import Hint
 from haystack_integrations.components.code_alias.core.model import AliasDictionary
-from haystack_integrations.components.code_alias.core.prompt_data import (
+from haystack_integrations.components.code_alias.rewriting.hints import Hint
+from haystack_integrations.components.code_alias.rewriting.prompt_data import (
     MAX_NAME_CHARS,
     MAX_PATH_CHARS,
     is_prompt_safe,

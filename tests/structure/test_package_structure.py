@@ -10,6 +10,7 @@ import ast
 import importlib
 import inspect
 import pkgutil
+import re
 from pathlib import Path
 
 import haystack_integrations.components.code_alias as package
@@ -457,3 +458,112 @@ def test_no_sys_path_edits_in_tests() -> None:
     }
     assert found - set(SYS_PATH_EDITS) == set(), "import the code as a module instead"
     assert set(SYS_PATH_EDITS) - found == set()  # no stale entry left behind
+
+
+# ---- stages own their logic ------------------------------------------------------------------------------------------
+# `core/` holds only what several stages share; a module one stage uses lives in that stage's folder. A stage is the
+# first part of a module's path below the package: a folder (`indexing`, `rewriting`, ...) or a top-level module
+# (`cli`, `graph_cli`, ...). A core module imported only by other core modules serves whoever imports those.
+# Each entry: a core module that serves a single stage anyway, and why it stays in core. An entry need not be single-
+# stage today (a module another change leaves to one stage is listed before that change lands), but it must exist.
+CORE_SINGLE_STAGE = {
+    "builder": "the framework-free dictionary builder beside `model`, whose `AliasDictionary` it makes (indexing's "
+    "components wrap it); the tests and benchmarks build dictionaries with it directly",
+    "walker": "what the dictionary builder walks (`builder`): the framework-free core's safe repository walk",
+    "manifests": "what the dictionary builder reads packages from (`builder`)",
+    "package_names": "the package-name rules of `manifests`",
+    "chunking": "the chunker the dictionary builder and the splitter share, framework-free beside `builder`",
+}
+
+
+def core_users(edges: dict[str, set[str]]) -> dict[str, set[str]]:
+    """Each core module -> the stages that use it, directly or through other core modules."""
+    core = f"{NAME}.core."
+    users: dict[str, set[str]] = {module: set() for module in edges if module.startswith(core)}
+    for module, targets in edges.items():
+        if not module.startswith(core) and module.startswith(f"{NAME}."):
+            stage = module.removeprefix(f"{NAME}.").split(".")[0]
+            for target in targets & set(users):
+                users[target].add(stage)
+        elif module == NAME:  # the package's own `__init__`
+            for target in targets & set(users):
+                users[target].add("__init__")
+    changed = True
+    while changed:  # what a core module's users reach through it
+        changed = False
+        for module in users:
+            for target in edges[module] & set(users):
+                if target != module and not users[module] <= users[target]:
+                    users[target] |= users[module]
+                    changed = True
+    return users
+
+
+def test_the_core_users_finder_follows_core_imports() -> None:
+    core = f"{NAME}.core"
+    edges = {
+        f"{NAME}.indexing.a": {f"{core}.x"},
+        f"{NAME}.serving.b": {f"{core}.y"},
+        f"{core}.x": {f"{core}.z"},
+        f"{core}.y": {f"{core}.z"},
+        f"{core}.z": set(),
+        f"{core}.w": set(),
+    }
+    users = core_users(edges)
+    assert users == {
+        f"{core}.x": {"indexing"},
+        f"{core}.y": {"serving"},
+        f"{core}.z": {"indexing", "serving"},
+        f"{core}.w": set(),
+    }
+
+
+def test_no_core_module_serves_a_single_stage() -> None:
+    edges, _ = import_graph()
+    users = core_users(edges)
+    assert len(users) > 15  # the graph reached core
+    short = {module.rsplit(".", 1)[1]: sorted(stages) for module, stages in users.items() if len(stages) < 2}
+    assert {m: s for m, s in short.items() if m not in CORE_SINGLE_STAGE} == {}, "move it to the stage that uses it"
+    assert set(CORE_SINGLE_STAGE) <= {module.rsplit(".", 1)[1] for module in users}  # no entry for a module gone
+
+
+# ---- long functions and files -----------------------------------------------------------------------------------
+# A function past ~80 lines or a file past ~500 says why where it is: a `# long: <reason>` comment on the def line or
+# the line just above it (above its decorators), or, for a file, in its first three lines.
+MAX_FUNCTION_LINES = 80
+MAX_FILE_LINES = 500
+_LONG = re.compile(r"#\s*long:\s*\S")
+
+
+def long_without_reason(source: str) -> list[str]:
+    """The functions (`name:line`) and the file (`<file>`) of `source` that are long and do not say why."""
+    lines = source.splitlines()
+    found = []
+    if len(lines) > MAX_FILE_LINES and not any(_LONG.search(line) for line in lines[:3]):
+        found.append("<file>")
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) or node.end_lineno is None:
+            continue
+        if node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES:
+            first = min([node.lineno, *(decorator.lineno for decorator in node.decorator_list)])
+            if not any(_LONG.search(line) for line in lines[max(0, first - 2) : node.lineno]):
+                found.append(f"{node.name}:{node.lineno}")
+    return found
+
+
+def test_the_long_finder_reads_the_reasons() -> None:
+    body = "".join(f"    x{i} = {i}\n" for i in range(85))
+    assert long_without_reason(f"def f():\n{body}") == ["f:1"]
+    assert long_without_reason(f"def f():  # long: a table\n{body}") == []
+    assert long_without_reason(f"# long: a table\n@decorator\ndef f():\n{body}") == []
+    assert long_without_reason(f"x = 1\n\n\n\ndef f():\n{body}" + "y = 1\n" * 500) == ["<file>", "f:5"]
+    assert long_without_reason('"""Doc."""  # long: many\n\n\ndef g():\n    pass\n' + "y = 1\n" * 500) == []
+
+
+def test_long_functions_and_files_say_why() -> None:
+    found = {}
+    for path in sorted(ROOT.rglob("*.py")):
+        missing = long_without_reason(path.read_text(encoding="utf-8"))
+        if missing:
+            found[path.relative_to(ROOT).as_posix()] = missing
+    assert found == {}, f"past {MAX_FUNCTION_LINES} lines a function, past {MAX_FILE_LINES} a file: say why (# long:)"

@@ -19,9 +19,9 @@ import pytest
 
 from haystack_integrations.components.code_alias import cli
 from haystack_integrations.components.code_alias.core.builder import DictionaryBuilder
-from haystack_integrations.components.code_alias.core.hints import HintIndex
 from haystack_integrations.components.code_alias.core.model import AliasDictionary
 from haystack_integrations.components.code_alias.paths import DICTIONARY_FILE
+from haystack_integrations.components.code_alias.rewriting.hints import HintIndex
 from tests.support.repos import ACME_REPO, ROOT
 
 PACKAGE = ROOT / "components" / "haystack_integrations" / "components" / "code_alias"

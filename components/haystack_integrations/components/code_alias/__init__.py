@@ -71,7 +71,6 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from .core.hints import HintIndex
     from .core.model import AliasDictionary
     from .errors import CodeAliasError
     from .indexing.code_index import CodeIndex
@@ -88,6 +87,7 @@ if TYPE_CHECKING:
     from .retrieval.search import CodeSearch
     from .rewriting.composer import QueryComposer
     from .rewriting.faithfulness import SymbolFaithfulnessFilter
+    from .rewriting.hints import HintIndex
     from .rewriting.rewriter import ConstrainedQueryRewriter
 
 

@@ -1,3 +1,4 @@
+# long: every command's parser and handler; each handler imports its modules only when it runs
 """`code-alias`: index a repository, ask it questions, inspect the dictionary, run the benchmark.
 
 A client of `CodeSearch` and the dictionary; it implements no retrieval of its own.
@@ -59,6 +60,7 @@ def _add_global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> N
     )
 
 
+# long: the argument table of every command, one declaration per line
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="code-alias",
@@ -634,7 +636,7 @@ def _entries_named(
 
 
 def _cmd_dict(args: argparse.Namespace) -> int:
-    from .core.hints import HintIndex
+    from .rewriting.hints import HintIndex
 
     dictionary = _load_dictionary(args.index_dir)
     if args.dict_command == "show":
@@ -691,8 +693,8 @@ def _cmd_dict(args: argparse.Namespace) -> int:
 
 def _lookup_scope(dictionary: Any, args: argparse.Namespace) -> Any:
     """`dict lookup --repo/--package` as the hint scope `ask` gives its rewrite (the names checked as there)."""
-    from .core.hint_scope import scope_from_filters
     from .indexing import repositories
+    from .rewriting.hints.scope import scope_from_filters
 
     if not args.repo and not args.package:
         return None

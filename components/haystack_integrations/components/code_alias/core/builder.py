@@ -1,3 +1,4 @@
+# long: a full build and an incremental refresh share one assembly of the dictionary
 """Build and incrementally refresh the alias dictionary of a code tree.
 
 The builder is a pure function of the tree (plus nickname and abbreviation files): `refresh` with a
@@ -475,6 +476,7 @@ class DictionaryBuilder:
         skipped.extend(problems)
         return packages
 
+    # long: one pass from parsed files to the sealed dictionary; its steps share their tables
     def assemble(
         self,
         root: str,

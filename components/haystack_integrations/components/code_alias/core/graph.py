@@ -1,3 +1,4 @@
+# long: the graph's build, incremental refresh and caller / callee / impact walks over one structure
 """The reference graph of an index: who calls, instantiates, subclasses or names each definition, and from where.
 
 Framework-free. The dictionary keeps, per file, the uses of names its extraction found (`FileRecord.references`,

@@ -1,3 +1,4 @@
+# long: one resolution rule per kind of reference, each a method of one resolver
 """Resolve each reference of the indexed files to the definition it names (the rules: `graph_scope.py`'s docstring).
 
 Framework-free. `Resolver.resolve(file, reference, caller)` answers one `Reference`; what it finds for a file's

@@ -1,3 +1,4 @@
+# long: one reader per package-manifest format (Python, JS / TS, Go, Rust, ...), side by side
 """Package manifests: the names a repository's packages are published and imported under.
 
 Framework-free. Reads ``package.json``, ``pyproject.toml``, ``setup.cfg``, ``setup.py``, ``Cargo.toml`` and

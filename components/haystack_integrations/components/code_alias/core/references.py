@@ -1,3 +1,4 @@
+# long: the uses of names for every language's tag queries, one reader per kind of use
 """The uses of names in a source file (calls, types, inheritance, imports, typed variables), from the tag queries.
 
 Framework-free. `collect_references` turns the `@reference.*` tags of one parsed file (`core/tags.py`: the wheels'

@@ -1,3 +1,4 @@
+# long: symbol extraction for every supported language: per-language rules read best side by side
 """Tree-sitter symbol extraction: the definitions of a source file as `SymbolDef` records.
 
 Framework-free. One explicit walk per language over the declaration levels of the tree (module, class,

@@ -1,3 +1,4 @@
+# long: the repository walk and each of its safety rules (ignores, links, sizes, binaries) in one place
 """Safe, fast and deterministic walking of a code repository.
 
 Framework-free. The walker lists the files worth indexing and reports everything it leaves out with a
@@ -358,6 +359,7 @@ class _Walker:
         self.skipped.append(Skipped(path=rel_path, reason=reason))
 
     # ---- phase 1 and 2: folders ----------------------------------------------------------------------------
+    # long: one iterative walk with its skip rules in the order they must apply
     def walk_tree(self, start_real: str, start_rel: str) -> None:
         """Walk real folders below `start_real` without following symlinks; collect the symlinks met."""
         try:

@@ -1,3 +1,4 @@
+# long: three kinds of corpus (a folder, a git commit, a PyPI release), each fetched and cached
 """Corpora for golden items: a local directory, a git repository at a commit, or a release from PyPI.
 
 Framework-free. Extracted corpora are cached on disk (default ``.bench-cache/`` in the working directory)

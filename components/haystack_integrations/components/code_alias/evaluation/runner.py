@@ -1,3 +1,4 @@
+# long: the ablation-grid runner and the `bench` command that drives it
 """The ablation-grid runner: golden items x configs -> per-instance results, a report, and the ``bench`` CLI.
 
 Backend-agnostic: retrieval comes from a :class:`Searcher` (the project's Haystack pipelines implement it;
@@ -287,6 +288,7 @@ def _supports(searcher: Searcher, config: BenchConfig) -> bool:
     return bool(check(config.rewrite, config.retrieval))
 
 
+# long: the loop over items x configs with its progress, resumption and records
 def run_bench(
     items: Sequence[GoldenItem],
     searcher: Searcher,

@@ -16,9 +16,9 @@ from typing import Any, ClassVar, TypeVar
 
 from ..core.cards import CardsError, SymbolCards, cards_prefix, newest_cards_file
 from ..core.graph import ReferenceGraph
-from ..core.hints import HintIndex
 from ..core.model import AliasDictionary, DictionaryError
 from ..paths import DICTIONARY_FILE, INDEX_DIR_ENV, find_index_dir, resolve_index_dir
+from ..rewriting.hints import HintIndex
 from .generation import IndexGeneration, pinned_generation
 from .index_delta import chain_stamp, load_dictionary
 from .index_files import Artifact, IndexManifest, current_manifest, pinned_manifest, resolve_dictionary_file

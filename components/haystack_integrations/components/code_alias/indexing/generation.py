@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any
 from .index_files import IndexManifest, pinned_manifest
 
 if TYPE_CHECKING:
-    from ..core.hints import HintIndex
     from ..core.model import AliasDictionary
+    from ..rewriting.hints import HintIndex
     from .code_index import DocumentSet
 
 __all__ = ["IndexGeneration", "pinned_generation", "pinning"]

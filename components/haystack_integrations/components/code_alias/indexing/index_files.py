@@ -1,3 +1,4 @@
+# long: the index folder's files: manifest, writer lock, atomic writes, legacy names
 """The files of an index folder: one manifest names the dictionary and documents of one build; one writer at a time.
 
 Layout of an index folder::

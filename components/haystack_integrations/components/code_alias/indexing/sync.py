@@ -1,3 +1,4 @@
+# long: incremental sync: change detection, batched writes, recovery from an interruption
 """Incremental index sync over any Haystack DocumentStore: write only what changed, and survive interruption.
 
 Two components sit around the splitter and the embedder in an indexing pipeline:

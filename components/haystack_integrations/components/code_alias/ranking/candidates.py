@@ -17,8 +17,8 @@ from typing import Any
 
 from haystack import Document
 
-from ..core.hints import HintEvidence, SymbolEvidence
-from ..core.near_duplicates import DEFAULT_THRESHOLD, near_duplicate_positions, token_set
+from ..rewriting.hints import HintEvidence, SymbolEvidence
+from .near_duplicates import DEFAULT_THRESHOLD, near_duplicate_positions, token_set
 
 #: The lists a candidate can come from, in the order ties are broken.
 LISTS: tuple[str, ...] = ("bm25", "embedding", "definitions")

@@ -9,12 +9,12 @@ from typing import Any
 
 from haystack import Document, component, default_from_dict, default_to_dict
 
-from ..core.hints import SymbolEvidence
-from ..core.near_duplicates import DEFAULT_THRESHOLD
+from ..rewriting.hints import SymbolEvidence
 from .answer import RankedSymbol, order, rank_pool
 from .candidates import CandidatePool, QuestionContext
 from .features import feature_matrix, hint_for
 from .model import RankingModel, answer_facts
+from .near_duplicates import DEFAULT_THRESHOLD
 
 #: Most chunk token sets the ranker keeps between questions.
 _MOST_TOKEN_SETS = 50_000

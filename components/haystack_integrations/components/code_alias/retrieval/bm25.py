@@ -30,11 +30,11 @@ from rapidfuzz import fuzz, process
 
 from .._legacy import with_current_type
 from ..core.identifiers import code_tokenize, split_identifier
-from ..core.question_text import clean_question_text
 from ..errors import CodeAliasError
 from ..indexing.bm25_build import TermCache, build_model
 from ..indexing.store_cache import Building, Derived, best_first
 from ..paths import user_cache_dir
+from .question_text import clean_question_text
 
 
 def document_head_text(document: Document) -> str:

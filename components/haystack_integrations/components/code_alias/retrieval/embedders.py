@@ -1,3 +1,4 @@
+# long: the chunk and question embedders and the packaged model's numpy fast path
 """Embedders for code chunks and questions, on Haystack's sentence-transformers embedders.
 
 Two things are added around them: the default model resolves to the copy of all-MiniLM-L6-v2 that ships in
@@ -23,12 +24,12 @@ import numpy as np
 from haystack import Document, component, default_from_dict, default_to_dict
 
 from .._legacy import with_current_type
-from ..core.batching import MicroBatcher
-from ..core.question_text import clean_question_text
 from ..paths import DEFAULT_MODEL, EMBEDDING_CACHE_DIR, EMBEDDING_CACHE_ENV, resolve_index_dir
 from ..progress import progress_bar, quiet_model_loading
+from .batching import MicroBatcher
 from .bert_encoder import BertSentenceEncoder, UnsupportedModelError
 from .embedding_text import summary_text
+from .question_text import clean_question_text
 
 if TYPE_CHECKING:
     from haystack_integrations.components.embedders.sentence_transformers import (

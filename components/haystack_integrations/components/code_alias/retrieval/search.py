@@ -1,3 +1,4 @@
+# long: `CodeSearch`, the application object: indexing, asking and the index's upkeep
 """`CodeSearch`: index a repository and ask questions through the YAML pipelines.
 
 The CLI, the benchmark, the Hayhooks wrappers and the notebooks all go through this class, which only loads
@@ -24,11 +25,9 @@ from haystack.core.errors import DeserializationError
 from haystack.core.serialization import DeserializationCallbacks, component_from_dict, import_class_by_name
 
 from ..core.cards import newest_cards_file
-from ..core.hints import SymbolEvidence
 from ..core.identifiers import code_tokenize
 from ..core.model import DictionaryError
 from ..core.repositories import without_repository
-from ..core.repository_selection import VOTE_DEPTH, select_repository
 from ..errors import CodeAliasError
 from ..indexing import index_delta, index_files, index_mode, index_repair, repositories, vector_fill
 from ..indexing.card_vectors import card_embedder, refresh_card_vectors
@@ -45,8 +44,10 @@ from ..paths import (
 from ..ranking.answer import RankedSymbol
 from ..ranking.candidates import QuestionContext
 from ..ranking.ranker import CodeRanker
+from ..rewriting.hints import SymbolEvidence
 from .bm25 import CodeBM25Retriever
 from .repository_evidence import repository_terms
+from .repository_selection import VOTE_DEPTH, select_repository
 
 Backend = Literal["embedded", "elasticsearch"]
 PIPELINE_FILES: dict[tuple[Backend, str], str] = {
@@ -351,6 +352,7 @@ class CodeSearch:
             init_params["cache_dir"] = str(self.embedding_cache)
 
     # ---- indexing ------------------------------------------------------------------------------------------
+    # long: the indexing transaction: lock, repair, build, write and publish, in order
     def index(
         self,
         root: str | os.PathLike[str],
@@ -779,6 +781,7 @@ class CodeSearch:
         first.rewrite["inferred_filter"] = {"package": narrowed, "used": False}
         return first
 
+    # long: the question's path through rewrite, retrieval and ranking under one generation
     @_one_generation
     def ask(
         self,

@@ -7,8 +7,8 @@ from typing import Any
 from haystack import component, default_from_dict, default_to_dict
 
 from .._legacy import with_current_type
-from ..core.compose import compose_query
-from ..core.hints import SymbolEvidence
+from .compose import compose_query
+from .hints import SymbolEvidence
 
 
 @component

@@ -16,11 +16,11 @@ from typing import Any
 from haystack import component, default_from_dict, default_to_dict
 
 from .._legacy import with_current_type
-from ..core.hint_scope import HintScope, scope_from_filters
 from ..core.identifiers import find_identifiers
-from ..core.llm_output import clean_name
 from ..core.model import AliasDictionary
 from ..indexing.dictionary_handle import DictionaryHandle, UsesDictionary
+from .hints.scope import HintScope, scope_from_filters
+from .llm_output import clean_name
 
 # Mixed-case words of ordinary tech prose that are not code identifiers; never scrubbed from the text.
 PROSE_WORDS: frozenset[str] = frozenset(
@@ -158,6 +158,7 @@ def _resolve_symbol(dictionary: AliasDictionary, name: str) -> tuple[str | None,
     return None, "not in the dictionary"
 
 
+# long: the filter's checks, in the order they apply to one rewrite
 def check_rewrite(
     dictionary: AliasDictionary,
     *,

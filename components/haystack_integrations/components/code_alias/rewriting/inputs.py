@@ -15,10 +15,10 @@ import numpy as np
 from haystack import Document
 
 from ..core.cards import SymbolCards, check_question_vector
-from ..core.chunk_definitions import HOW, DefinitionLocator
 from ..core.model import AliasDictionary
 from ..indexing.card_vectors import check_same_model
 from ..indexing.dictionary_handle import DictionaryHandle
+from .chunk_definitions import HOW, DefinitionLocator
 
 logger = logging.getLogger(__name__)
 

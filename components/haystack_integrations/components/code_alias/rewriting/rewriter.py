@@ -1,3 +1,4 @@
+# long: the dictionary rewrite and the LLM path (prompt, parse, retry, cache), sync and async
 """`ConstrainedQueryRewriter`: question -> {rewritten, symbols, packages, intent}, using only known identifiers.
 
 Two modes. Dictionary-only (no LLM, deterministic, a few milliseconds: the default and what autocomplete uses).
@@ -28,15 +29,10 @@ from haystack.dataclasses import ChatMessage
 from haystack.utils import deserialize_chatgenerator_inplace, deserialize_component_inplace
 
 from .._legacy import with_current_type
-from ..core.compose import compose_query
-from ..core.hint_scope import HintScope, scope_from_filters
-from ..core.hints import CardSimilarity, Hint, SymbolEvidence
-from ..core.llm_output import UnusableAnswer, parse_rewrite_answer, rewrite_json_schema
-from ..core.prompt_data import offered_hints, prompt_candidates, prompt_question
-from ..core.rewrite import INTENTS, Rewrite, classify_intent, compose_rewritten, dictionary_rewrite
 from ..errors import CodeAliasError
 from ..indexing.dictionary_handle import DictionaryHandle, UsesDictionary
 from .cache import RewriteCache, cache_key, config_fingerprint, make_rewrite_cache
+from .compose import compose_query
 from .faithfulness import check_rewrite
 from .generators import (
     IN_PROCESS_STYLES,
@@ -53,7 +49,12 @@ from .generators import OPENAI_GENERATOR as OPENAI_GENERATOR
 from .generators import OPENAI_KEY_ENV_VARS as OPENAI_KEY_ENV_VARS
 from .generators import chat_generator_spec as chat_generator_spec
 from .generators import usable_chat_generator_spec as usable_chat_generator_spec
+from .hints import CardSimilarity, Hint, SymbolEvidence
+from .hints.scope import HintScope, scope_from_filters
 from .inputs import RewriteInputs
+from .llm_output import UnusableAnswer, parse_rewrite_answer, rewrite_json_schema
+from .prompt_data import offered_hints, prompt_candidates, prompt_question
+from .rewrite import INTENTS, Rewrite, classify_intent, compose_rewritten, dictionary_rewrite
 from .rewrite_log import RewriteLog
 
 logger = logging.getLogger(__name__)
@@ -585,7 +586,7 @@ class ConstrainedQueryRewriter(UsesDictionary):
         if self._generator_error is not None:
             plan.result = self._fallback(plan, f"generator_unavailable: {self._generator_error}")
             return plan
-        # Names and paths from the code are data: only checked ones are offered, JSON-quoted (core/prompt_data.py).
+        # Names and paths from the code are data: only checked ones are offered, JSON-quoted (rewriting/prompt_data.py).
         offered = offered_hints(plan.hints)
         try:
             plan.messages = self._prompt_builder.run(

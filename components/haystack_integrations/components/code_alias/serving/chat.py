@@ -1,3 +1,4 @@
+# long: chat answers: the conversation read, the answer's text and its streamed form
 """Chat answers for OpenAI-compatible clients: the question from the conversation, the answer from the index.
 
 `CodeChat.answer` takes an OpenAI `messages` list and answers its **last user message**. Earlier turns serve two

@@ -22,7 +22,7 @@ from haystack_integrations.components.code_alias.core.graph_answers import (
     usage_kind,
 )
 from haystack_integrations.components.code_alias.core.identifiers import find_identifiers
-from haystack_integrations.components.code_alias.core.rewrite import classify_intent
+from haystack_integrations.components.code_alias.rewriting.rewrite import classify_intent
 from haystack_integrations.components.code_alias.serving.graph_service import service_graph
 from haystack_integrations.components.code_alias.serving.service import CodeAliasService
 

@@ -1,3 +1,4 @@
+# long: webhook re-indexing: signatures, the queue, the sync worker and its status
 """Refresh on push: a signed webhook (or `code-alias sync`) re-indexes a repository that is already indexed.
 
 `code-alias sync` (cron, a person) refreshes with `CodeSearch.index` on the working tree the index was built from,

@@ -40,7 +40,6 @@ from typing import Any
 from haystack import Document, Pipeline
 
 from ..core.builder import DEFAULT_NICKNAME_FILES
-from ..core.hints import HintIndex
 from ..core.manifests import MANIFEST_NAMES
 from ..core.model import AliasDictionary, Skipped
 from ..core.walker import (
@@ -63,6 +62,7 @@ from ..indexing.store import (
 )
 from ..paths import DICTIONARY_FILE
 from ..retrieval.search import CodeSearch
+from ..rewriting.hints import HintIndex
 
 logger = logging.getLogger(__name__)
 

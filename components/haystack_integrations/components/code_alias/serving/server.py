@@ -1,3 +1,4 @@
+# long: the REST and MCP application: every route and how its errors map to status codes
 """`code-alias serve`: the four code-alias deployments over REST (and MCP), and nothing else.
 
 `hayhooks run` (2.1) keeps Hayhooks' runtime deployment routes on: whoever reaches its port can POST Python to
@@ -421,6 +422,7 @@ class LinkIdentity:
     index_dir: str
 
 
+# long: the route table of the REST and MCP application
 def build_app(
     settings: ServerSettings | None = None,
     service_settings: ServiceSettings | None = None,

@@ -1,3 +1,4 @@
+# long: the service behind every endpoint: its checks, answers, rewrites, completions, status
 """The code-alias service behind the Hayhooks wrappers: one per process, shared by every endpoint.
 
 Hayhooks deploys each folder next to this file (`code_alias_ask/`, `code_alias_rewrite/`, ...) as a

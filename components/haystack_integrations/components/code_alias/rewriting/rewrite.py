@@ -12,8 +12,8 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, Field
 
+from ..core.identifiers import identifier_phrase
 from .hints import Hint, evidence_kinds
-from .identifiers import identifier_phrase
 
 Intent = Literal["locate_symbol", "explain_behavior", "how_to", "debug", "usage"]
 INTENTS: tuple[str, ...] = get_args(Intent)

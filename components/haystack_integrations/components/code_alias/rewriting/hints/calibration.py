@@ -32,7 +32,7 @@ import numpy as np
 MAX_SEMANTIC_CONFIDENCE = 0.9
 #: A hint's fitted confidence from all its evidence stops where an identifier written out starts.
 MAX_FITTED_CONFIDENCE = 0.95
-CALIBRATION_FILE = Path(__file__).resolve().parent.parent / "config" / "hint_calibration.json"
+CALIBRATION_FILE = Path(__file__).resolve().parents[2] / "config" / "hint_calibration.json"
 
 
 def _sigmoid(value: float) -> float:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .identifiers import identifier_phrase, unique
+from ..core.identifiers import identifier_phrase, unique
 
 
 @dataclass(frozen=True)

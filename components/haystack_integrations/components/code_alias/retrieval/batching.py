@@ -38,7 +38,7 @@ class MicroBatcher(Generic[Item, Result]):
     ### Usage example
 
     ```python
-    from haystack_integrations.components.code_alias.core.batching import MicroBatcher
+    from haystack_integrations.components.code_alias.retrieval.batching import MicroBatcher
 
     square_all = MicroBatcher(lambda numbers: [n * n for n in numbers], max_batch=16)
     print(square_all(3))   # 9, computed in a batch with any calls made at the same time by other threads

@@ -19,10 +19,15 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .calibration import Logistic
+from .kinds import LookupEvidence, nearest_targets, unique_ints
+
+if TYPE_CHECKING:
+    from .index import HintIndex
 
 #: How deep each ranking (word overlap, card similarity) is read into the pool: 60 and 150 kept fewer gold names
 #: than 100 in the repository-by-repository check (BENCHMARKS.md 12e).
@@ -165,3 +170,84 @@ def card_ranks(nearest: np.ndarray, values: np.ndarray) -> np.ndarray:
     keep = ~np.isnan(values) & (above < len(nearest))
     ranks[keep] = above[keep]
     return ranks
+
+
+def pool_of(index: HintIndex, found: LookupEvidence) -> PlacePool:
+    """The best `POOL_DEPTH` symbols by word score (sparse kinds but "semantic" included) and by card similarity,
+    with their place features."""
+    assert found.card_scores is not None and found.words_only is not None  # a pool needs cards
+    card_scores = found.card_scores
+    lexical = found.words_only.copy()
+    for target, amount in found.credits.lexical.items():
+        lexical[target] += amount
+    symbol_scores = np.where(index.symbol_mask, card_scores, np.nan)
+    by_words = index.best(lexical, (lexical > 0) & index.symbol_mask, POOL_DEPTH)
+    nearest = nearest_targets(symbol_scores, RANK_CAP, -1.0)  # the card ranks' reference too
+    by_cards = nearest[:POOL_DEPTH]
+    indexes = unique_ints([*by_words, *by_cards])  # the word list first, in its order
+    positions = np.asarray(indexes, dtype=np.int64)
+    order = np.arange(len(indexes))
+    top = float(lexical[by_words[0]]) if by_words else 0.0
+    values = lexical[positions]
+    matrix = place_matrix(
+        word_rank=np.where(order < len(by_words), order, -1),
+        word_share=np.where(values > 0, values / top, 0.0) if top > 0 else np.zeros(len(indexes)),
+        card_rank=card_ranks(symbol_scores[nearest], symbol_scores[positions]),
+        similarity=card_scores[positions].astype(float),
+        best_similarity=float(card_scores[by_cards[0]]) if by_cards else 0.0,
+        kinds=_kinds(found, positions),
+    )
+    return PlacePool(indexes=indexes, matrix=matrix)
+
+
+def _kinds(found: LookupEvidence, positions: np.ndarray) -> dict[str, np.ndarray]:
+    """Evidence kind -> whether each target at `positions` has it (the kinds `Hint.evidence` would show)."""
+    words = found.words
+    present = {
+        "words": words.name_score[positions] > 0,
+        "doc": words.doc_score[positions] > 0,
+        "all-words": words.all_words[positions],
+        "described": words.all_words[positions] & words.short_question,
+        "abbreviation": words.abbreviated[positions],
+    }
+    for row, target in enumerate(positions.tolist()):
+        for kind in found.credits.evidence.get(target, ()):
+            if kind != "semantic":
+                present.setdefault(kind, np.zeros(len(positions), dtype=bool))[row] = True
+    return present
+
+
+def fitted_places(
+    index: HintIndex,
+    ranked: list[int],
+    nearest: list[int],
+    pool: PlacePool,
+    model: Logistic,
+    limit: int,
+    found: LookupEvidence,
+) -> list[int]:
+    """
+    The places filled by the fitted model: package hints keep theirs; the very nearest cards keep a place whatever
+    the model says (it is linear in the ranks, and a card far nearer than the rest, a whole vocabulary gap bridged,
+    is the case it rates worst); the model chooses the rest from the pool. Ordered by score.
+    """
+    packages = [i for i in ranked if index.targets[i].kind == "package"]
+    kept = index.weights.places_nearest_kept
+    placed = packages + [i for i in nearest[:kept] if i not in packages][: max(0, limit - len(packages))]
+    placed += pool.choose(model, limit - len(placed), exclude=set(placed))
+    return index.ordered(np.asarray(placed, dtype=np.int64), found.total)
+
+
+def reserved_places(
+    index: HintIndex, ranked: list[int], nearest: list[int], limit: int, total: np.ndarray
+) -> list[int]:
+    """Without a places model the nearest cards keep their places: they are the candidates word overlap cannot
+    produce; the best of the rest fill what is left."""
+    chosen, near = set(ranked), set(nearest)
+    kept = [i for i in ranked if i in near]
+    # a limit under twice the semantic depth must still hold: kept and missing cards together fill at most it
+    missing = [i for i in nearest if i not in chosen][: max(0, limit - len(kept))]
+    if not missing:
+        return ranked
+    others = [i for i in ranked if i not in near][: max(0, limit - len(kept) - len(missing))]
+    return index.ordered(np.asarray([*others, *kept, *missing], dtype=np.int64), total)

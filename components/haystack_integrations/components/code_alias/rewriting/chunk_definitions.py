@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from .model import AliasDictionary, FileRecord, SymbolEntry
+from ..core.model import AliasDictionary, FileRecord, SymbolEntry
 
 #: Meta fields that name a chunk's source file, tried in order (converters, loaders and stores differ).
 FILE_PATH_FIELDS: tuple[str, ...] = ("file_path", "file_name", "path", "source", "filename", "url")

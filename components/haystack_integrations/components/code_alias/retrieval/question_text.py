@@ -42,7 +42,7 @@ _BOLD = re.compile(r"(?:^|(?<=[\s(\[]))\*\*(?=[^\s*])(.+?)(?<=[^\s*])\*\*(?=$|[\
 # An identifier worth keeping a task-list line for: camelCase, snake_case, a dotted name or a call.
 _IDENTIFIER = re.compile(r"\b(?:[a-z]+[A-Z]\w*|\w+_\w+|\w+\.\w+\(|\w+\(\))")
 _HEX = re.compile(r"^[0-9a-fA-F]{7,}$")
-_EMOJI_EXTRA = {"\ufe0f", "\ufe0e", "\u200d", "\u20e3"}
+_EMOJI_EXTRA = frozenset({"\ufe0f", "\ufe0e", "\u200d", "\u20e3"})
 
 
 def _is_readable(segment: str) -> bool:
