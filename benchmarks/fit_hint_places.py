@@ -1,10 +1,10 @@
-"""Fit the model that fills the hint list's places (`core.hint_places`) on a recorded benchmark run, and check it.
+"""Fit the model that fills the hint list's places (`rewriting.hints.places`) on a recorded benchmark run, and check it.
 
 Like `hint_replay.py`, it rebuilds each corpus's `HintIndex` and symbol cards from the bench cache, embeds the
 questions once (cached next to the run) and feeds the recorded first-pass names back as `retrieved`. For every
 question with gold symbols it takes `hints.place_pool` (the best `POOL_DEPTH` symbols by word score and by
 card similarity, with their features), labels a candidate 1 when one of its definitions is a gold symbol, and fits
-a logistic regression (`core.calibration.fit_logistic`, L2 `--l2`).
+a logistic regression (`rewriting.hints.calibration.fit_logistic`, L2 `--l2`).
 
 It reports hint recall (a gold symbol among the definitions of the hints offered, as the harness counts it) three
 ways, each by running the real `HintIndex.lookup`:
@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from hint_replay import question_vectors, recorded_retrieved
 from tqdm import tqdm
 
 from haystack_integrations.components.code_alias.core.cards import SymbolCards
@@ -51,6 +50,7 @@ from haystack_integrations.components.code_alias.rewriting.hints.calibration imp
     Logistic,
     fit_logistic,
 )
+from haystack_integrations.components.code_alias.rewriting.hints.fit import question_vectors, recorded_retrieved
 from haystack_integrations.components.code_alias.rewriting.hints.places import POOL_DEPTH, PlacePool
 
 

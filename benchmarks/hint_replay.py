@@ -10,7 +10,7 @@ first-pass names back as `retrieved`, and scores the lookup the way the harness 
   rewrite's symbol hit, without retrieval);
 - ``chosen``: symbols per rewrite.
 
-It changes no code: lookup constants are set on the module for the replay only (``--depth``, ``--min-similarity``)
+It changes no code: the replay's index takes other weights (``--depth``, ``--min-similarity``: `HintWeights`)
 and ``--calibration`` reads another fit. A full `bench run` stays the measurement; this is for choosing what to
 measure. Load: one MiniLM call per question (first time), then about a second per corpus.
 
@@ -22,14 +22,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from fit_hint_calibration import _held_out
 
 from haystack_integrations.components.code_alias.evaluation.bench_searcher import symbol_definitions
 from haystack_integrations.components.code_alias.evaluation.metrics import hint_recall
@@ -38,46 +36,12 @@ from haystack_integrations.components.code_alias.indexing.dictionary_handle impo
 from haystack_integrations.components.code_alias.paths import DICTIONARY_FILE
 from haystack_integrations.components.code_alias.rewriting.hints import DEFAULT_WEIGHTS, HintIndex, combine_confidence
 from haystack_integrations.components.code_alias.rewriting.hints.calibration import HintCalibration
+from haystack_integrations.components.code_alias.rewriting.hints.fit import (
+    held_out,
+    question_vectors,
+    recorded_retrieved,
+)
 from haystack_integrations.components.code_alias.rewriting.rewrite import dictionary_rewrite
-
-_RETRIEVED = re.compile(r"^retrieved:#(\d+)$")
-
-
-def recorded_retrieved(hints: list[dict[str, Any]]) -> list[str]:
-    """The first pass's names as the recorded hints show them ("retrieved:#k" reasons), in rank order."""
-    ranked: list[tuple[int, str]] = []
-    for hint in hints:
-        for reason in hint.get("reasons") or []:
-            match = _RETRIEVED.match(str(reason))
-            if match:
-                ranked.append((int(match.group(1)), str(hint["name"])))
-    if not ranked:  # the harness keeps no reasons: the evidence value gives the order (it decays with rank)
-        by_value = [
-            (-float(h["evidence"]["retrieved"]), str(h["name"]))
-            for h in hints
-            if "retrieved" in (h.get("evidence") or {})
-        ]
-        return [name for _, name in sorted(by_value)]
-    return [name for _, name in sorted(ranked)]
-
-
-def question_vectors(questions: list[str], path: Path) -> dict[str, np.ndarray]:
-    """MiniLM vectors of `questions`, cached in `path` (an .npz keyed by position in a stored list)."""
-    known: dict[str, np.ndarray] = {}
-    if path.is_file():
-        with np.load(path, allow_pickle=False) as data:
-            known = {str(q): v for q, v in zip(data["questions"], data["vectors"], strict=True)}
-    todo = [q for q in dict.fromkeys(questions) if q not in known]
-    if todo:
-        from haystack_integrations.components.code_alias.retrieval.embedders import CodeQuestionEmbedder
-
-        embedder = CodeQuestionEmbedder()
-        embedder.warm_up()
-        for question in todo:
-            known[question] = np.asarray(embedder.run(question=question)["vector"], dtype=np.float32)
-        names = list(known)
-        np.savez(path, questions=np.asarray(names, dtype=str), vectors=np.vstack([known[q] for q in names]))
-    return known
 
 
 def main() -> None:
@@ -137,7 +101,7 @@ def main() -> None:
                 continue
             chosen = [s for s in dictionary_rewrite(question, found).symbols]
             chosen_defs = [d for name in chosen for d in definitions.get(name, [])]
-            if _held_out(row["id"], args.held_out):
+            if held_out(row["id"], args.held_out):
                 totals["held-out hint recall"].append(recall)
             totals["hint recall"].append(recall)
             totals["chosen gold"].append(hint_recall(chosen_defs, gold)["sym_hint_recall"])

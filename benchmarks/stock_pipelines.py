@@ -28,7 +28,7 @@ joined with BM25 by `DocumentJoiner` in reciprocal-rank mode): `hybrid_raw` (que
 alone, `embedding_question` against `embedding_rewrite` (`embedding_query` embedded).
 
 Ranked files are the chunks' files in order of first appearance; ranked symbols are the definitions each chunk shows
-(`core.chunk_definitions.DefinitionLocator`, the mapping the rewriter uses), deduplicated. Metrics as the harness's:
+(`rewriting.chunk_definitions.DefinitionLocator`, the rewriter's mapping), deduplicated. Metrics as the harness's:
 file hit@1/@5 (any gold file), file Acc@5 (all gold files), symbol hit@5; each row against `raw` (and the hybrid
 rows against `hybrid_raw`) paired, wins / losses and a two-sided sign test. Vectors of chunks, cards and questions
 are cached by text under `<cache-dir>/stock-vectors/` (computed with the stock embedders; the project's own

@@ -1,4 +1,4 @@
-"""Micro-batching of concurrent calls (`core.batching.MicroBatcher`) and the batched question embedder."""
+"""Micro-batching of concurrent calls (`retrieval.batching.MicroBatcher`) and the batched question embedder."""
 
 from __future__ import annotations
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import random
 from pathlib import Path
@@ -13,21 +12,16 @@ import pytest
 from haystack_integrations.components.code_alias.core.chunking import CHUNK_KINDS, chunk_file
 from haystack_integrations.components.code_alias.core.model import SymbolDef
 from haystack_integrations.components.code_alias.core.symbols import extract_symbols, language_for_path
+
+# the reference: chunk_file as it was before the linear scan, kept once for the split-scaling benchmark
+from haystack_integrations.components.code_alias.evaluation.split_scaling import (
+    quadratic_chunk_file as reference_chunk_file,
+)
 from tests.support.repos import FIXTURES, ROOT, write_tree
 
 PACKAGE = ROOT / "components" / "haystack_integrations" / "components" / "code_alias"
 
 
-# ---- the reference: chunk_file as it was before the linear scan, kept once in benchmarks/split_scaling.py ----------
-def _load_reference() -> Any:
-    spec = importlib.util.spec_from_file_location("split_scaling", ROOT / "benchmarks" / "split_scaling.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.quadratic_chunk_file
-
-
-reference_chunk_file = _load_reference()
 
 
 # ---- real files -----------------------------------------------------------------------------------------------------

@@ -3,7 +3,6 @@ stored with the dictionary and refreshed with it, callers / callees / impact, ce
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 from pathlib import Path
@@ -25,19 +24,12 @@ from haystack_integrations.components.code_alias.core.graph_answers import (
 from haystack_integrations.components.code_alias.core.model import AliasDictionary, Reference
 from haystack_integrations.components.code_alias.core.symbols import extract_file
 from haystack_integrations.components.code_alias.core.tags import wheel_tags_file
+from haystack_integrations.components.code_alias.evaluation import graph_fixtures
 from haystack_integrations.components.code_alias.rewriting.rewrite import classify_intent
-from tests.support.repos import FIXTURES, ROOT
+from tests.support.repos import FIXTURES
 
 GRAPH_FIXTURES = FIXTURES / "graph"
 LANGUAGES = ("python", "javascript", "typescript", "go", "rust", "java")
-
-
-def _benchmark() -> Any:
-    spec = importlib.util.spec_from_file_location("graph_fixtures", ROOT / "benchmarks" / "graph_fixtures.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
@@ -157,7 +149,7 @@ def test_a_generated_file_of_too_many_uses_keeps_none() -> None:
 # ---- resolution on the fixtures -------------------------------------------------------------------------------------
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_callers_precision_and_recall_on_the_hand_written_fixture(language: str) -> None:
-    result = _benchmark().evaluate(GRAPH_FIXTURES / language)
+    result = graph_fixtures.evaluate(GRAPH_FIXTURES / language)
     assert result["sites"] >= 10
     assert result["precision"] >= 0.95, result["false_positives"]
     assert result["recall"] >= 0.9, result["misses"]

@@ -1,4 +1,4 @@
-"""`core.question_text.clean_question_text`: issue-template noise out, code and prose kept as written."""
+"""`retrieval.question_text.clean_question_text`: issue-template noise out, code and prose kept as written."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Which repository of a mixed index a question is about (issue 11): `core.repository_selection` and `ask`."""
+"""Which repository of a mixed index a question is about (issue 11): `retrieval.repository_selection` and `ask`."""
 
 from __future__ import annotations
 

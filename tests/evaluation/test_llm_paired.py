@@ -2,23 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
-from tests.support.repos import ROOT
-
-
-def _module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("llm_paired", ROOT / "benchmarks" / "llm_paired.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from haystack_integrations.components.code_alias.evaluation import llm_paired, llm_plot, runs_paired
 
 
 def _record(rewrite: str, instance: str, acc1: float) -> dict[str, Any]:
@@ -41,7 +31,7 @@ def _write(folder: Path, records: list[dict[str, Any]]) -> Path:
 
 
 def test_other_runs_llm_rows_are_paired_on_shared_instances(tmp_path: Path) -> None:
-    paired = _module()
+    paired = llm_paired
     main_run = _write(
         tmp_path / "big",
         [_record(r, i, 1.0 if r == "llm" else 0.0) for i in ("a", "b", "c") for r in ("none", "dictionary", "llm")],
@@ -66,7 +56,7 @@ def test_other_runs_llm_rows_are_paired_on_shared_instances(tmp_path: Path) -> N
 
 
 def test_a_with_spec_without_results_is_refused(tmp_path: Path) -> None:
-    paired = _module()
+    paired = llm_paired
     main_run = _write(tmp_path / "run", [_record("none", "a", 1.0)])
     with pytest.raises(SystemExit):
         paired.main(["--out", str(main_run), "--with", f"x={tmp_path / 'missing'}"])
@@ -76,14 +66,11 @@ def test_a_with_spec_without_results_is_refused(tmp_path: Path) -> None:
 
 def test_the_plot_reads_what_llm_paired_writes(tmp_path: Path) -> None:
     """benchmarks/llm_plot.py draws a panel per set from `llm_paired.py --json` files, and names a bad one."""
-    paired = _module()
+    paired = llm_paired
     run = _write(tmp_path / "run", [_record(r, i, 1.0) for i in ("a", "b") for r in ("none", "dictionary", "llm")])
     comparison = tmp_path / "paired.json"
     assert paired.main(["--out", str(run), "--json", str(comparison)]) == 0
-    spec = importlib.util.spec_from_file_location("llm_plot", ROOT / "benchmarks" / "llm_plot.py")
-    assert spec is not None and spec.loader is not None
-    plot = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(plot)
+    plot = llm_plot
     png = tmp_path / "rows.png"
     assert plot.main(["--set", f"A={comparison}", "--set", f"B={comparison}", "--out", str(png)]) == 0
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
@@ -93,10 +80,7 @@ def test_the_plot_reads_what_llm_paired_writes(tmp_path: Path) -> None:
 
 
 def test_two_runs_of_the_same_rows_are_paired_by_instance(tmp_path: Path) -> None:
-    spec = importlib.util.spec_from_file_location("runs_paired", ROOT / "benchmarks" / "runs_paired.py")
-    assert spec is not None and spec.loader is not None
-    runs = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(runs)
+    runs = runs_paired
     before = [_record(r, i, 0.0) | {"files": ["old.py"]} for i in ("a", "b", "c") for r in ("none", "dictionary")]
     after = [_record("dictionary", i, 1.0 if i != "c" else 0.0) | {"files": ["new.py"]} for i in ("a", "b", "c")]
     after.append(_record("dictionary", "d", 1.0))  # only in the new run: not paired

@@ -2,27 +2,20 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
 from haystack_integrations.components.code_alias.evaluation import GoldenItem
+from haystack_integrations.components.code_alias.evaluation import mixed_index as mixed_index_module
 from haystack_integrations.components.code_alias.evaluation.runner import SearchResult
 from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
-from tests.support.repos import ROOT
 
 
 @pytest.fixture(scope="module")
 def mixed_index() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("mixed_index", ROOT / "benchmarks" / "mixed_index.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["mixed_index"] = module
-    spec.loader.exec_module(module)
-    return module
+    return mixed_index_module
 
 
 def item(id: str, repo: str, commit: str, created: str) -> GoldenItem:

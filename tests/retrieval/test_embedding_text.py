@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 from haystack import Document
 
+from haystack_integrations.components.code_alias.evaluation import embed_cost
 from haystack_integrations.components.code_alias.retrieval.embedders import CodeDocumentEmbedder
 from haystack_integrations.components.code_alias.retrieval.embedding_text import (
     docstring,
@@ -18,7 +17,6 @@ from haystack_integrations.components.code_alias.retrieval.embedding_text import
     signature,
     summary_text,
 )
-from tests.support.repos import ROOT
 
 PY_METHOD = '''    @property
     def fetch_user_by_id(
@@ -102,17 +100,11 @@ def test_text_mode_round_trips_and_is_validated() -> None:
 
 
 def test_embed_cost_variant_pipelines_set_both_sides(tmp_path: Path) -> None:
-    script = ROOT / "benchmarks" / "embed_cost.py"
-    spec = importlib.util.spec_from_file_location("embed_cost", script)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["embed_cost"] = module
-    spec.loader.exec_module(module)
-    folder = module.variant_pipelines("summary-128", tmp_path / "p")
+    folder = embed_cost.variant_pipelines("summary-128", tmp_path / "p")
     indexing = yaml.safe_load((folder / "indexing.yml").read_text())["components"]["embedder"]["init_parameters"]
     query = yaml.safe_load((folder / "query.yml").read_text())["components"]
     text_side = [c for c in query.values() if c["type"].endswith("CodeTextEmbedder")]
     assert (indexing["text"], indexing["max_seq_length"]) == ("summary", 128)
     assert text_side and all(c["init_parameters"]["max_seq_length"] == 128 for c in text_side)
     with pytest.raises(ValueError, match="expected"):
-        module.parse_variant("whole-256")
+        embed_cost.parse_variant("whole-256")

@@ -1,28 +1,14 @@
-"""The calibration's fitting script (held-out split, output) and the hint replay's first-pass reconstruction."""
+"""The calibration's fit (held-out split, output) and the hint replay's first-pass reconstruction."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
-from haystack_integrations.components.code_alias.rewriting.hints import EVIDENCE_CONFIDENCE, RETRIEVED_DEPTH
+from haystack_integrations.components.code_alias.rewriting.hints import EVIDENCE_CONFIDENCE, RETRIEVED_DEPTH, fit
 from haystack_integrations.components.code_alias.rewriting.hints.calibration import HintCalibration
-from tests.support.repos import ROOT
-
-
-def _script(name: str) -> ModuleType:
-    if str(ROOT / "benchmarks") not in sys.path:
-        sys.path.insert(0, str(ROOT / "benchmarks"))  # hint_replay imports fit_hint_calibration by name
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _hint(name: str, *, similarity: float, evidence: dict[str, float], confidence: float) -> dict:
@@ -56,26 +42,22 @@ def _run(folder: Path, questions: int) -> Path:
 
 
 def test_the_held_out_split_is_stable_and_about_its_share() -> None:
-    fit = _script("fit_hint_calibration")
     ids = [f"sweqa-dev-{i:03d}" for i in range(1000)]
-    chosen = [i for i in ids if fit._held_out(i, 0.3)]
-    assert chosen == [i for i in ids if fit._held_out(i, 0.3)]  # the same questions every time
+    chosen = [i for i in ids if fit.held_out(i, 0.3)]
+    assert chosen == [i for i in ids if fit.held_out(i, 0.3)]  # the same questions every time
     assert 250 < len(chosen) < 350
-    assert not any(fit._held_out(i, 0.0) for i in ids)
-    assert set(chosen) <= {i for i in ids if fit._held_out(i, 0.5)}  # a larger share holds the smaller one
+    assert not any(fit.held_out(i, 0.0) for i in ids)
+    assert set(chosen) <= {i for i in ids if fit.held_out(i, 0.5)}  # a larger share holds the smaller one
 
 
 def test_the_fit_leaves_the_held_out_questions_out_and_writes_where_asked(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    fit = _script("fit_hint_calibration")
     run = _run(tmp_path / "run", 60)
     out = tmp_path / "calibration.json"
-    argv = ["fit", str(run), "--l2", "0.1", "--held-out", "0.3", "--write", "--output", str(out)]
-    monkeypatch.setattr(sys, "argv", argv)
-    fit.main()
+    fit.main([str(run), "--l2", "0.1", "--held-out", "0.3", "--write", "--output", str(out)])
     printed = capsys.readouterr().out
-    held = sum(fit._held_out(f"q-{i}", 0.3) for i in range(60))
+    held = sum(fit.held_out(f"q-{i}", 0.3) for i in range(60))
     assert f"held out ({held} questions) AUC" in printed
     calibration = HintCalibration.load(out)
     assert f"{60 - held} dictionary rows, {held} held out" in calibration.source
@@ -86,7 +68,6 @@ def test_the_fit_leaves_the_held_out_questions_out_and_writes_where_asked(
 
 
 def test_the_replay_reads_the_first_pass_back_from_recorded_evidence() -> None:
-    replay = _script("hint_replay")
     decay = [1.0 - rank / RETRIEVED_DEPTH for rank in range(3)]
     hints = [
         {"name": "third", "evidence": {"retrieved": EVIDENCE_CONFIDENCE["retrieved"] * decay[2], "words": 0.1}},
@@ -94,6 +75,6 @@ def test_the_replay_reads_the_first_pass_back_from_recorded_evidence() -> None:
         {"name": "first", "evidence": {"retrieved": EVIDENCE_CONFIDENCE["retrieved"] * decay[0]}},
         {"name": "second", "evidence": {"retrieved": EVIDENCE_CONFIDENCE["retrieved"] * decay[1]}},
     ]
-    assert replay.recorded_retrieved(hints) == ["first", "second", "third"]
+    assert fit.recorded_retrieved(hints) == ["first", "second", "third"]
     reasons = [{"name": "b", "reasons": ["retrieved:#2"]}, {"name": "a", "reasons": ["words", "retrieved:#1"]}]
-    assert replay.recorded_retrieved(reasons) == ["a", "b"]
+    assert fit.recorded_retrieved(reasons) == ["a", "b"]

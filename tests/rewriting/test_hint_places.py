@@ -1,4 +1,4 @@
-"""The fitted model that fills the hint list's places (`core.hint_places`): features, pool, choice, fit, storage."""
+"""The fitted model that fills the hint list's places (`rewriting.hints.places`): features, pool, choice, fit."""
 
 from __future__ import annotations
 

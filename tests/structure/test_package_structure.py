@@ -55,7 +55,7 @@ LAZY_IMPORTS = {
     "torch": "heavy (seconds): only the server's thread set-up needs it, and only with a model loaded",
     "transformers": "heavy: its progress switches are touched only when it is already imported",
     "huggingface_hub": "optional (sentence-transformers brings it): its progress switch, for `--no-progress` only",
-    "matplotlib": "heavy: only `bench report` draws a chart",
+    "matplotlib": "heavy: only `bench report` and the LLM rows' picture (`evaluation/llm_plot.py`) draw a chart",
     "lightgbm": "heavy (~0.3 s with scipy): the ranker loads its models on first use, not on import",
     "sklearn": "only fitting the confidence model (`ranking/fit.py`, benchmarks/fit_ranking.py) needs it",
     "elasticsearch": "the optional [elasticsearch] extra (this package's `elasticsearch/` folder included)",
@@ -346,9 +346,7 @@ EXTRA_TEST_FOLDERS = {
 }
 DATA_FOLDERS = {"support", "fixtures", "snapshots"}  # helpers and data: no test module in them
 # `sys.path` edits still in tests, each with why (none is wanted: code a test needs is importable as a module).
-SYS_PATH_EDITS = {
-    "rewriting/test_hint_calibration_fit.py": "loads benchmarks/ scripts that import each other by bare name",
-}
+SYS_PATH_EDITS: dict[str, str] = {}
 
 
 def _test_files() -> list[Path]:
@@ -458,6 +456,16 @@ def test_no_sys_path_edits_in_tests() -> None:
     }
     assert found - set(SYS_PATH_EDITS) == set(), "import the code as a module instead"
     assert set(SYS_PATH_EDITS) - found == set()  # no stale entry left behind
+
+
+def test_no_test_loads_a_script_by_its_path() -> None:
+    """What a test needs of a benchmark script is a package module (the script is its command line)."""
+    loading = [
+        path.relative_to(TESTS).as_posix()
+        for path in _test_files()
+        if path.parent != TESTS / "structure" and "spec_from_file_location" in path.read_text(encoding="utf-8")
+    ]
+    assert loading == []
 
 
 # ---- stages own their logic ------------------------------------------------------------------------------------------

@@ -42,7 +42,7 @@ _EXPORTS = {
     "IndexSyncPlanner": "indexing.sync",
     "IndexSyncWriter": "indexing.sync",
     "AliasDictionary": "core.model",
-    "HintIndex": "core.hints",
+    "HintIndex": "rewriting.hints",
     "CodeAliasError": "errors",
 }
 

@@ -28,7 +28,7 @@ def ordinal(number: int) -> str:
 
 
 def _evidence_words(kind: str, detail: str | None) -> str | None:
-    """One piece of the rewrite's evidence for a symbol (`core.hints` reasons), in words."""
+    """One piece of the rewrite's evidence for a symbol (`rewriting.hints` reasons), in words."""
     if kind == "retrieved":
         place = detail.lstrip("#") if detail else ""
         return f"defined in the {ordinal(int(place))} search hit" if place.isdigit() else "defined in a search hit"

@@ -29,7 +29,7 @@ MAX_FILTER_VALUES = 50
 #: Names an unknown-filter error lists (an index can hold hundreds of packages).
 MAX_KNOWN_SHOWN = 20
 #: A package hint at least this sure (an alias or a nickname written in the question; see
-#: `core.hints.EVIDENCE_CONFIDENCE`) may narrow retrieval to that package.
+#: `rewriting.hints.EVIDENCE_CONFIDENCE`) may narrow retrieval to that package.
 STRONG_PACKAGE_CONFIDENCE = 0.8
 #: ... and so may one whose "package" evidence is this high: every word of the package's name is in the question
 #: (`EVIDENCE_CONFIDENCE["package"]` x a share of 1). Some of its words only boost.

@@ -33,8 +33,8 @@ class Candidate:
 
     :param ranks: List name (`LISTS`) -> 1-based rank in that list.
     :param scores: List name -> the retriever's own score (BM25 score, cosine similarity).
-    :param copy: Its file repeats a file the question's own lists ranked higher (`core.near_duplicates`).
-    :param card_similarity: Its symbol's card's similarity to the question (`core.hints.CardSimilarity`); None
+    :param copy: Its file repeats a file the question's own lists ranked higher (`ranking.near_duplicates`).
+    :param card_similarity: Its symbol's card's similarity to the question (`rewriting.hints.CardSimilarity`); None
         without cards, a question vector or a card for it.
     """
 
@@ -129,7 +129,7 @@ class QuestionContext:
     """
     What the ranking knows of the question and its rewrite (the same for every candidate of the pool).
 
-    :param hints: The rewrite's symbol hints (`core.hints.SymbolEvidence`); empty without a rewrite.
+    :param hints: The rewrite's symbol hints (`rewriting.hints.SymbolEvidence`); empty without a rewrite.
     :param symbols: The symbols the rewrite chose, best first.
     :param packages: The packages the rewrite chose.
     :param term_coverage: The share of the question's terms (IDF-weighted) the keyword index holds, None unknown.
@@ -262,7 +262,7 @@ def _question_order(named: Mapping[str, list[Document]]) -> list[Document]:
 def _copy_files(
     documents: Iterable[Document], threshold: float | None, token_sets: MutableMapping[str, frozenset[str]]
 ) -> set[FileKey]:
-    """The files whose retrieved chunks repeat a better-ranked file's (`core.near_duplicates`)."""
+    """The files whose retrieved chunks repeat a better-ranked file's (`ranking.near_duplicates`)."""
     if threshold is None:
         return set()
     tokens: dict[FileKey, set[str]] = {}

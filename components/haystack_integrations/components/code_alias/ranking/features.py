@@ -27,7 +27,7 @@ from ..core.testfiles import is_test_file
 from ..rewriting.hints import HintEvidence, SymbolEvidence
 from .candidates import Candidate, CandidatePool, FileKey
 
-#: Evidence kinds of a hint that become features of their own (`core.hints.EvidenceKind`).
+#: Evidence kinds of a hint that become features of their own (`rewriting.hints.weights.EvidenceKind`).
 EVIDENCE_FEATURES: tuple[str, ...] = (
     "exact",
     "fuzzy",

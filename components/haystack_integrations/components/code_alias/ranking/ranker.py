@@ -50,7 +50,7 @@ class CodeRanker:
     :param top_k: Most symbols and files in the answer.
     :param model_path: A ranking model file (`ranking.model`); None: the packaged one.
     :param near_duplicate_threshold: Token overlap (Jaccard) from which a file counts as a copy of a better-ranked
-        one (a feature, `core.near_duplicates`); None: no file is a copy.
+        one (a feature, `ranking.near_duplicates`); None: no file is a copy.
     :param documents_top_k: Most chunks in the `documents` output; None: every candidate.
     """
 

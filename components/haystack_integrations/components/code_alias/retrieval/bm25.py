@@ -244,7 +244,7 @@ class CodeBM25Retriever:
     :param package_boost: The same for the rewrite's packages.
     :param k1: BM25 term-frequency saturation.
     :param b: BM25 length normalisation.
-    :param clean_query: Remove issue-template noise (`core.question_text`: URL payloads, HTML comments,
+    :param clean_query: Remove issue-template noise (`retrieval.question_text`: URL payloads, HTML comments,
         "_No response_", task-list boilerplate) from the query before tokenising it. Off by default: neutral on
         SWE-bench Lite full text, on the JS/TS bug reports Acc@5 up and Acc@1 down by one question (BENCHMARKS.md 8).
     """

@@ -339,12 +339,12 @@ class CodeTextEmbedder:
 
     Questions asked at the same time from several threads (a server's concurrent requests) are embedded together:
     a call that finds the model free runs at once, calls that arrive while it is busy wait and go through the
-    model in one batch (`core.batching.MicroBatcher`), which on a CPU costs a fraction of separate calls. A lone
+    model in one batch (`retrieval.batching.MicroBatcher`), which on a CPU costs a fraction of separate calls. A lone
     question never waits.
 
     The model reads only the first `max_seq_length` word pieces, and a pasted issue often opens with its
     template (HTML comments, "- [ ] Would you like to work on a fix?", "_No response_", a playground link with
-    kilobytes of base64): with `clean_question` the text is cleaned first (`core.question_text`), code, identifiers
+    kilobytes of base64): with `clean_question` the text is cleaned first (`retrieval.question_text`), code, identifiers
     and prose kept as written; a plain question or title is unchanged.
 
     :param model: Model name or folder; `all-MiniLM-L6-v2` uses the packaged copy.

@@ -1,4 +1,4 @@
-"""Per-repository term statistics from the embedded BM25 index, for `core.repository_selection` (issue 11).
+"""Per-repository term statistics from the embedded BM25 index, for `retrieval.repository_selection` (issue 11).
 
 The BM25 index already holds, for every word, the chunks that contain it (bm25s's sparse score matrix, one
 column of chunk ids per word); counting those chunks per repository gives CORI its document frequencies without

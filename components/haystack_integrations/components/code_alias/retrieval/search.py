@@ -812,7 +812,7 @@ class CodeSearch:
             it found something (else the first one is, so narrowing never answers with nothing). The answer's
             `rewrite["inferred_filter"]` says what was inferred and whether it was used.
         :param select_repository: On an index of several repositories, when no `repo` or `package` is given: infer
-            which repository the question is about (`core.repository_selection`: the question's words per
+            which repository the question is about (`retrieval.repository_selection`: the question's words per
             repository, and where each repository's files rank) and narrow to it when the posterior is at least
             `FILTER_POSTERIOR` (kept only when that found something). Off by default. A weaker posterior is only
             recorded: the ranking stage has no mixed-index data to fit a repository prior on, so it does not boost.

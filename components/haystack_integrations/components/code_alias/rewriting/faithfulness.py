@@ -354,7 +354,7 @@ class SymbolFaithfulnessFilter(UsesDictionary):
         :param question: The raw question: identifiers written there survive the text scrub (not the lists), and
             it stands in for the rewritten text when nothing is left of that.
         :param filters: The question's retrieval filters (Haystack syntax): a name with no definition in the
-            repositories and packages they narrow to is dropped too (`core.hint_scope`).
+            repositories and packages they narrow to is dropped too (`rewriting.hints.scope`).
         :returns: `rewritten`, `symbols`, `packages` (known identifiers only, canonical spelling), `dropped`
             (`{name, kind, reason}` per removed identifier) and `counts`.
         """

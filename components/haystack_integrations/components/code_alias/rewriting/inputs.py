@@ -1,7 +1,7 @@
 """What a rewrite's optional inputs give it: the symbols a first pass's documents show, and the question's vector.
 
 Both come from components the user chose: documents from any splitter and store (mapped to the dictionary's
-definitions by `core.chunk_definitions.DefinitionLocator`) and a vector from any embedder (checked against the model
+definitions by `chunk_definitions.DefinitionLocator`) and a vector from any embedder (checked against the model
 that embedded the symbol cards). Each says in the rewrite's `meta` what it gave, and warns once when it gave nothing.
 """
 
@@ -45,7 +45,7 @@ class RewriteInputs:
         """
         The symbols a first pass's documents show, best first, and a report: how many documents, how many were
         mapped to definitions and how (`symbol`, `lines`, `offsets`, `content`). Our splitter's chunks name their
-        symbol; any other chunk goes through `DefinitionLocator` (module docstring of `core.chunk_definitions`).
+        symbol; any other chunk goes through `DefinitionLocator` (module docstring of `rewriting.chunk_definitions`).
         """
         if not documents:
             return [], None

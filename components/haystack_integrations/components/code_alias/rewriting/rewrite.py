@@ -75,7 +75,7 @@ def classify_intent(question: str) -> Intent:
 STRONG_REASONS = ("exact", "fuzzy", "nickname", "alias")
 # All the words of a two-word name (`value_from_object`) turn up in questions by chance; of three, rarely.
 STRONG_ALL_WORDS = 3
-#: A hint at least this confident (noisy-OR of its evidence, `core.hints`) names its identifier specifically:
+#: A hint at least this confident (noisy-OR of its evidence, `rewriting.hints`) names its identifier specifically:
 #: e.g. an identifier written out, a nickname, every word of a long name, or its words *and* a first retrieval
 #: pass that found its definition.
 STRONG_CONFIDENCE = 0.5

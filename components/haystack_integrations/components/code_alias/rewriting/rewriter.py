@@ -420,14 +420,14 @@ class ConstrainedQueryRewriter(UsesDictionary):
         :param retrieved_documents: A first retrieval pass's chunks for the raw question, best first (the shipped
             pipelines connect BM25's): the symbols they define become hints with "retrieved" evidence, so the
             rewrite chooses from the dictionary *and* the retrieved hint list. Chunks of any splitter are mapped to
-            definitions (`core.chunk_definitions`); `meta["retrieved"]` says how many were, and how.
+            definitions (`rewriting.chunk_definitions`); `meta["retrieved"]` says how many were, and how.
         :param question_vector: The raw question's embedding (any embedder's `embedding`, of the model that embedded
             the dictionary's symbol cards): the nearest cards become hints with "semantic" evidence. None = the
             `text_embedder`'s vector when there is one, else no semantic hints. `meta["semantic"]` says whether
             they were used, or why not.
         :param filters: The question's retrieval filters (Haystack syntax, as the retrievers get them): their
             repository and package conditions narrow the hints, and so the symbols and packages, to names defined
-            there (`core.hint_scope`; `meta["scope"]` says so); other conditions are ignored here. None = every name.
+            there (`hints.scope`; `meta["scope"]` says so); other conditions are ignored here. None = every name.
         :returns: `rewritten`, `symbols`, `packages`, `intent`, the `hints` considered, `lexical_query` (for a
             stock keyword retriever), `embedding_query` (for a stock text embedder), `meta` (mode, dictionary
             version, latency in ms, `retrieved` and `semantic` (what the inputs gave); in LLM mode also `fallback`

@@ -1,7 +1,7 @@
 """The chat's usage follow-ups: "who calls it?" after an answer, "what breaks if I change parse_url?" at any time.
 
 The "usage" entry of the chat's follow-ups (`follow_ups.FOLLOW_UPS`, tried first) asks `usage_reply`: when the last
-user message is a usage question (`is_usage_question`: the rewrite's intent rules, `core.rewrite.classify_intent`,
+user message is a usage question (`is_usage_question`: the rewrite's intent rules, `rewriting.rewrite.classify_intent`,
 say `usage`) about a definition the reference graph knows, the reply is the graph's answer for it (callers, or
 impact for a question about a change, `core/graph_answers.py`), written as Markdown with `path:line` for every site.
 The definition is one the question names, else, when the question refers back ("who calls *it*?"), the first one

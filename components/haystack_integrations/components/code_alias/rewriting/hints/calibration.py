@@ -10,12 +10,12 @@ command and the coefficients are in BENCHMARKS.md. Two models:
   is far from the question loses confidence in proportion (`word_factor`), one that is near keeps it.
 - ``combined``: P(gold | every piece of evidence of a hint): the lexical kinds' hand-set values, the semantic
   features when it is among the nearest cards, and its card's similarity whatever its evidence. Where the index has
-  cards it replaces the hand-set noisy-OR combination (`core.hints`), mapped onto the same scale (``scale``).
+  cards it replaces the hand-set noisy-OR combination (`rewriting.hints`), mapped onto the same scale (``scale``).
 - ``places``: P(gold | where a candidate stands in the word and card rankings, and its evidence kinds): which
-  candidates get the capped hint list's places (`core.hint_places`; fitted by `benchmarks/fit_hint_places.py`).
+  candidates get the capped hint list's places (`rewriting.hints.places`; fitted by `benchmarks/fit_hint_places.py`).
 - ``scale``: P(gold | the hand-set noisy-OR confidence) of the hints without semantic evidence. A semantic hint's
   P(gold) is turned into the confidence that lexical hints *equally often right* have (the inverse of `scale`), so
-  the thresholds downstream (`core.rewrite.STRONG_CONFIDENCE`, the ranking stage) read both kinds alike.
+  the thresholds downstream (`rewriting.rewrite.STRONG_CONFIDENCE`, the ranking stage) read both kinds alike.
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def semantic_features(similarity: float, rank: int, best: float) -> dict[str, fl
     return {"similarity": similarity, "log_rank": math.log(rank + 1)}
 
 
-#: The lexical evidence kinds the combined model reads (their hand-set values, `core.hints.EVIDENCE_CONFIDENCE`).
+#: The lexical evidence kinds the combined model reads (their hand-set values, `rewriting.hints.EVIDENCE_CONFIDENCE`).
 LEXICAL_KINDS = ("exact", "fuzzy", "nickname", "alias", "retrieved", "package", "all-words", "words", "doc")
 
 
@@ -97,7 +97,7 @@ class HintCalibration:
     :param words_reference: The similarity at which `words` gives a word hint its full confidence back.
     :param scale: P(gold) of a lexical hint from its hand-set confidence (maps fitted P(gold) onto that scale).
     :param combined: P(gold) of a hint from all its evidence.
-    :param places: P(gold) of a pool candidate from its ranks (`core.hint_places`); None = the nearest cards keep
+    :param places: P(gold) of a pool candidate from its ranks (`rewriting.hints.places`); None = the nearest cards keep
         reserved places.
     :param source: How the models were fitted (command, data, date), shown in reports.
     :param places_source: How `places` was fitted (it is fitted by its own command).
