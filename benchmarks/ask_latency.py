@@ -28,7 +28,7 @@ import json, os, sys, time
 sys.path.insert(0, sys.argv[1])
 os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
+from haystack_integrations.components.code_alias.app.search import CodeSearch
 tree, index, lexical, questions = sys.argv[2], sys.argv[3], sys.argv[4] == "1", json.loads(sys.argv[5])
 search = CodeSearch(index, lexical=lexical)
 search.index(tree)

@@ -11,8 +11,8 @@ import argparse
 import statistics
 import time
 
+from haystack_integrations.components.code_alias.app.search import CodeSearch
 from haystack_integrations.components.code_alias.indexing.store import CodeIndexDocumentStore
-from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
 
 QUESTIONS = [
     "Matrix determinant is wrong for symbolic entries",

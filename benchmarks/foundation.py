@@ -28,8 +28,8 @@ from typing import Any
 os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from haystack_integrations.components.code_alias.app.search import CodeSearch
 from haystack_integrations.components.code_alias.core.builder import DictionaryBuilder
-from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
 from haystack_integrations.components.code_alias.rewriting.hints import HintIndex
 from haystack_integrations.components.code_alias.rewriting.rewriter import ConstrainedQueryRewriter
 

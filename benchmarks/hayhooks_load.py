@@ -318,9 +318,9 @@ def serial_http(url: str, phase: str, count: int) -> dict[str, float]:
 # ---- in process ------------------------------------------------------------------------------------------------
 def in_process(index_dir: Path, count: int, torch_threads: int | None) -> dict[str, dict[str, float]]:
     """The same operations called directly on the same index, one at a time, with the server's torch threads."""
+    from haystack_integrations.components.code_alias.app.search import CodeSearch
     from haystack_integrations.components.code_alias.indexing.dictionary_handle import DictionaryHandle
     from haystack_integrations.components.code_alias.paths import DICTIONARY_FILE
-    from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
 
     if torch_threads:
         import torch
@@ -349,7 +349,7 @@ def in_process(index_dir: Path, count: int, torch_threads: int | None) -> dict[s
 
 
 def ensure_index(repo: Path, index_dir: Path) -> dict[str, Any]:
-    from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
+    from haystack_integrations.components.code_alias.app.search import CodeSearch
 
     started = time.perf_counter()
     stats = CodeSearch(index_dir).index(repo)  # incremental: a second run only checks the files

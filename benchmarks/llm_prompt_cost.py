@@ -42,10 +42,10 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from haystack.utils import deserialize_chatgenerator_inplace
 
+from haystack_integrations.components.code_alias.app.search import CodeSearch
 from haystack_integrations.components.code_alias.evaluation.corpus import CorpusCache, CorpusError, CorpusResolver
 from haystack_integrations.components.code_alias.evaluation.golden import GoldenItem, load_golden
 from haystack_integrations.components.code_alias.evaluation.runner import select_subset
-from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
 from haystack_integrations.components.code_alias.rewriting.generators import chat_generator_spec
 from haystack_integrations.components.code_alias.rewriting.rewriter import ConstrainedQueryRewriter
 

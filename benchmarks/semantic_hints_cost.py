@@ -19,8 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
+from haystack_integrations.components.code_alias.app.search import CodeSearch
 from haystack_integrations.components.code_alias.retrieval.embedders import CodeQuestionEmbedder
-from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
 from haystack_integrations.components.code_alias.rewriting.rewriter import ConstrainedQueryRewriter
 
 

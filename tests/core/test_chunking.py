@@ -172,10 +172,10 @@ def test_max_lines_must_be_positive() -> None:
 
 def test_a_file_of_too_many_definitions_is_indexed_as_text(tmp_path: Path) -> None:
     """A 1 MB file of one-line definitions made a dictionary entry and a chunk of each: 89 MB of index."""
+    from haystack_integrations.components.code_alias.app.search import CodeSearch
     from haystack_integrations.components.code_alias.core.chunking import MAX_DEFINITIONS_PER_FILE
     from haystack_integrations.components.code_alias.indexing.dictionary_handle import DictionaryHandle
     from haystack_integrations.components.code_alias.paths import DICTIONARY_FILE
-    from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
 
     count = MAX_DEFINITIONS_PER_FILE + 1
     repo = write_tree(

@@ -244,9 +244,9 @@ def test_references_travel_with_the_dictionary_and_a_refresh_replaces_a_changed_
 
 
 def test_the_index_keeps_the_graph_and_a_sync_refreshes_it(tmp_path: Path) -> None:
+    from haystack_integrations.components.code_alias.app.search import CodeSearch
     from haystack_integrations.components.code_alias.indexing.dictionary_handle import DictionaryHandle
     from haystack_integrations.components.code_alias.paths import DICTIONARY_FILE
-    from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
 
     repo = tmp_path / "repo"
     shutil.copytree(GRAPH_FIXTURES / "python", repo)

@@ -364,7 +364,7 @@ def test_async_sync(index_name: str) -> None:
 # ---- the YAML pipelines end to end: the questions and answers of end_to_end/test_end_to_end.py, on Elasticsearch ----
 @pytest.fixture(scope="module")
 def es_search(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, Path]]:
-    from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
+    from haystack_integrations.components.code_alias.app.search import CodeSearch
 
     if server_info() is None:
         pytest.skip(f"no Elasticsearch server answers at ELASTICSEARCH_URL={URL or '(unset)'}")

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from haystack_integrations.components.code_alias.retrieval.search import CodeSearch, IndexMissingError, pipelines_dir
+from haystack_integrations.components.code_alias.app.pipelines import IndexMissingError, pipelines_dir
+from haystack_integrations.components.code_alias.app.search import CodeSearch
 from tests.support.repos import ACME_REPO
 
 

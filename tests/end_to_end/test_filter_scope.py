@@ -9,11 +9,11 @@ import pytest
 from haystack import component
 from haystack.dataclasses import ChatMessage
 
+from haystack_integrations.components.code_alias.app.search import CodeSearch
 from haystack_integrations.components.code_alias.core.model import AliasDictionary
 from haystack_integrations.components.code_alias.indexing import index_delta
 from haystack_integrations.components.code_alias.indexing.repositories import repository_filters
 from haystack_integrations.components.code_alias.paths import DICTIONARY_FILE
-from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
 from haystack_integrations.components.code_alias.rewriting.faithfulness import SymbolFaithfulnessFilter
 from haystack_integrations.components.code_alias.rewriting.hints import HintIndex
 from haystack_integrations.components.code_alias.rewriting.hints.scope import HintScope, scope_from_filters

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
+from haystack_integrations.components.code_alias.app.search import CodeSearch
 from tests.support.repos import write_tree
 
 QUESTION = "where's the payments retry helper?"

@@ -7,10 +7,10 @@ from types import ModuleType
 
 import pytest
 
+from haystack_integrations.components.code_alias.app.search import CodeSearch
 from haystack_integrations.components.code_alias.evaluation import GoldenItem
 from haystack_integrations.components.code_alias.evaluation import mixed_index as mixed_index_module
 from haystack_integrations.components.code_alias.evaluation.runner import SearchResult
-from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
 
 
 @pytest.fixture(scope="module")

@@ -14,10 +14,11 @@ import pytest
 import yaml
 from haystack import Document, Pipeline
 
+from haystack_integrations.components.code_alias.app.pipelines import bind_to_index, pipeline_file
+from haystack_integrations.components.code_alias.app.search import CodeSearch
 from haystack_integrations.components.code_alias.indexing.code_index import CodeIndex
 from haystack_integrations.components.code_alias.indexing.store import CodeIndexDocumentStore, serve_documents
 from haystack_integrations.components.code_alias.paths import INDEX_DIR_ENV
-from haystack_integrations.components.code_alias.retrieval.search import CodeSearch, bind_to_index, pipeline_file
 from tests.support.repos import ACME_REPO, FIXTURES
 
 JSTS_REPO = FIXTURES / "jsts_repo"

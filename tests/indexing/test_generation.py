@@ -13,10 +13,11 @@ from typing import Any
 
 import pytest
 
+from haystack_integrations.components.code_alias.app.answer import AskResult
+from haystack_integrations.components.code_alias.app.search import CodeSearch
 from haystack_integrations.components.code_alias.indexing.code_index import CodeIndex
 from haystack_integrations.components.code_alias.indexing.dictionary_handle import DictionaryHandle
 from haystack_integrations.components.code_alias.indexing.index_files import current_manifest
-from haystack_integrations.components.code_alias.retrieval.search import AskResult, CodeSearch
 from haystack_integrations.components.code_alias.serving.push_sync import WarmIndexer
 from tests.support.repos import write_tree
 

@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
+from haystack_integrations.components.code_alias.app.search import CodeSearch
 from haystack_integrations.components.code_alias.core.builder import DictionaryBuilder
 from haystack_integrations.components.code_alias.core.model import DictionaryError
 from haystack_integrations.components.code_alias.indexing import documents_file, index_delta, index_files
 from haystack_integrations.components.code_alias.indexing import store as store_module
 from haystack_integrations.components.code_alias.indexing.dictionary_handle import DictionaryHandle
 from haystack_integrations.components.code_alias.paths import DICTIONARY_FILE
-from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
 from haystack_integrations.components.code_alias.serving.push_sync import WarmIndexer
 from tests.support.repos import SHOP_FILES, write_tree
 
@@ -125,7 +125,7 @@ def test_a_new_process_reads_the_deltas(indexed: tuple[WarmIndexer, CodeSearch, 
     script = textwrap.dedent(
         """
         import json, sys
-        from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
+        from haystack_integrations.components.code_alias.app.search import CodeSearch
         search = CodeSearch(sys.argv[1], lexical=True)
         new = search.ask("where is charge_with_retry?")
         old = search.ask("where is charge_card?")

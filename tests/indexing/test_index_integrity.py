@@ -23,6 +23,8 @@ from typing import Any
 import pytest
 from haystack import Document
 
+from haystack_integrations.components.code_alias.app.pipelines import EmptyIndexError
+from haystack_integrations.components.code_alias.app.search import CodeSearch
 from haystack_integrations.components.code_alias.indexing import index_delta, index_files
 from haystack_integrations.components.code_alias.indexing.index_files import IndexDamagedError, IndexLockedError
 from haystack_integrations.components.code_alias.retrieval import bm25 as bm25_module
@@ -31,7 +33,6 @@ from haystack_integrations.components.code_alias.retrieval.embedders import (
     CodeDocumentEmbedder,
     EmbeddingCache,
 )
-from haystack_integrations.components.code_alias.retrieval.search import CodeSearch, EmptyIndexError
 from tests.support.repos import ROOT
 
 QUESTIONS = ["stripe retry backoff", "where are auth tokens issued", "send email notification", "ledger balance"]
@@ -184,7 +185,7 @@ def _tree_with(tmp_path: Path, name: str, files: dict[str, str]) -> Path:
 
 _DRIVER = """
 import sys
-from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
+from haystack_integrations.components.code_alias.app.search import CodeSearch
 CodeSearch(sys.argv[1], lexical=True).index(sys.argv[2])
 """
 

@@ -20,6 +20,7 @@ from haystack import Document
 from haystack_integrations.components.embedders import sentence_transformers as sentence_transformers_components
 
 from haystack_integrations.components.code_alias import cli
+from haystack_integrations.components.code_alias.app.search import CodeSearch
 from haystack_integrations.components.code_alias.indexing.vector_fill import (
     STATUS_FILE,
     VectorFiller,
@@ -30,7 +31,6 @@ from haystack_integrations.components.code_alias.indexing.vector_fill import (
     vector_status,
 )
 from haystack_integrations.components.code_alias.retrieval import embedders
-from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
 
 DIMENSIONS = 64
 QUESTION = "where do we retry failed stripe calls?"

@@ -11,13 +11,13 @@ import pytest
 from haystack import Document
 from haystack.document_stores.in_memory import InMemoryDocumentStore
 
+from haystack_integrations.components.code_alias.app.search import CodeSearch
 from haystack_integrations.components.code_alias.indexing import documents_file
 from haystack_integrations.components.code_alias.indexing import store as store_module
 from haystack_integrations.components.code_alias.indexing.dictionary_handle import DictionaryHandle
 from haystack_integrations.components.code_alias.indexing.index_files import current_manifest
 from haystack_integrations.components.code_alias.indexing.sync import IndexSyncPlanner
 from haystack_integrations.components.code_alias.paths import DICTIONARY_FILE
-from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
 from haystack_integrations.components.code_alias.serving.push_sync import WarmIndexer
 from tests.support.repos import SHOP_FILES, write_tree
 

@@ -12,6 +12,7 @@ import pytest
 from haystack import Document
 from haystack.document_stores.in_memory import InMemoryDocumentStore
 
+from haystack_integrations.components.code_alias.app.search import CodeSearch
 from haystack_integrations.components.code_alias.core.builder import DictionaryBuilder
 from haystack_integrations.components.code_alias.core.chunking import CHUNKER_VERSION
 from haystack_integrations.components.code_alias.core.model import AliasDictionary
@@ -33,7 +34,6 @@ from haystack_integrations.components.code_alias.indexing.repositories import (
 )
 from haystack_integrations.components.code_alias.indexing.sync import IndexSyncPlanner, IndexSyncWriter
 from haystack_integrations.components.code_alias.paths import DICTIONARY_FILE
-from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
 from tests.support.repos import write_tree
 
 ALPHA = {

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 from haystack import Pipeline
 
-from haystack_integrations.components.code_alias.retrieval.search import CodeSearch, pipeline_file
+from haystack_integrations.components.code_alias.app.pipelines import pipeline_file
+from haystack_integrations.components.code_alias.app.search import CodeSearch
 from tests.support.repos import ACME_REPO
 
 QUESTIONS = [

@@ -9,7 +9,7 @@ from typing import Any
 
 from haystack import Pipeline
 
-from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
+from haystack_integrations.components.code_alias.app.search import CodeSearch
 from tests.support.repos import ACME_REPO
 
 QUESTION = "where do we retry failed stripe calls?"

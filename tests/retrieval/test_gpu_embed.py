@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
+from haystack_integrations.components.code_alias.app.search import CodeSearch
 from tests.support.repos import ACME_REPO, ROOT
 
 SCRIPT = ROOT / "benchmarks" / "gpu_embed.py"

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
+from haystack_integrations.components.code_alias.app.search import CodeSearch
 from haystack_integrations.components.code_alias.retrieval.repository_selection import (
     FILTER_POSTERIOR,
     cori_evidence,
     ranking_votes,
     select_repository,
 )
-from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
 from tests.support.repos import write_tree
 
 PAYMENTS = {

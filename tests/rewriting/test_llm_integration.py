@@ -113,7 +113,7 @@ def test_real_model_cache_hit_makes_no_call(rewriter: ConstrainedQueryRewriter) 
 
 @pytest.mark.slow
 def test_real_model_in_the_query_pipeline(spec: dict[str, Any], tmp_path: Path) -> None:
-    from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
+    from haystack_integrations.components.code_alias.app.search import CodeSearch
 
     search = CodeSearch(tmp_path / "index", llm=True, chat_generator=spec, rewriter_params={"timeout": 120.0})
     search.index(ACME_REPO)

@@ -609,8 +609,8 @@ def test_rewrite_log_records_and_replays(dictionary: AliasDictionary, tmp_path: 
 
 
 def test_code_search_replaces_the_llm_pipelines_generator(tmp_path: Path) -> None:
+    from haystack_integrations.components.code_alias.app.search import CodeSearch
     from haystack_integrations.components.code_alias.cli import _parser
-    from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
 
     spec = chat_generator_spec(openai_base_url="http://localhost:9/v1", model="tiny", timeout=2.0)
     search = CodeSearch(tmp_path, llm=True, chat_generator=spec, rewriter_params={"timeout": 3.5})

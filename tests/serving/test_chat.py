@@ -66,7 +66,7 @@ class ScriptedGenerator:
 
 @pytest.fixture(scope="module")
 def index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
+    from haystack_integrations.components.code_alias.app.search import CodeSearch
 
     folder = tmp_path_factory.mktemp("chat-index")
     CodeSearch(folder, lexical=True).index(views_copy(tmp_path_factory.mktemp("chat-repo") / "acme"))

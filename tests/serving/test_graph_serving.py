@@ -25,7 +25,7 @@ CHROMEDRIVER = shutil.which("chromedriver") or shutil.which("chromium-driver")
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ThreadServer]:
-    from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
+    from haystack_integrations.components.code_alias.app.search import CodeSearch
     from haystack_integrations.components.code_alias.serving.server import ServerSettings, build_app
     from haystack_integrations.components.code_alias.serving.service import ServiceSettings
 

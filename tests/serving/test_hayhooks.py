@@ -152,7 +152,7 @@ def rest_server(index_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> It
                 "ask": (ask.status_code, ask.text),
                 "autocomplete": (complete.status_code, complete.text),
             }
-        from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
+        from haystack_integrations.components.code_alias.app.search import CodeSearch
 
         repo = tmp_path_factory.mktemp("hayhooks-repo") / "acme"
         shutil.copytree(ACME_REPO, repo, symlinks=True)
@@ -375,7 +375,7 @@ def test_ask_returns_ranked_files_symbols_lines_and_the_rewrite(client: httpx.Cl
 def test_ask_lexically_on_the_hybrid_index_as_the_asking_process_would(client: httpx.Client, index_dir: Path) -> None:
     # `code-alias ask --lexical` goes through the warm server too: the server's BM25-only search beside its hybrid
     # one must answer what `CodeSearch(lexical=True, semantic_hints=False)` answers in the asking process.
-    from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
+    from haystack_integrations.components.code_alias.app.search import CodeSearch
 
     body = {"question": RETRY_QUESTION, "top_k": 5}
     hybrid = run(client, "code_alias_ask", body).json()["result"]

@@ -45,7 +45,7 @@ SYNC = "/code_alias_sync/run"
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
+    from haystack_integrations.components.code_alias.app.search import CodeSearch
 
     base = tmp_path_factory.mktemp("live")
     repo = base / "acme_repo"
@@ -390,7 +390,7 @@ def test_the_hayhooks_wrapper_takes_the_gitlab_token_only(tmp_path: Path, monkey
     from hayhooks.server.pipelines.models import create_request_model_from_callable
     from starlette.datastructures import Headers
 
-    from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
+    from haystack_integrations.components.code_alias.app.search import CodeSearch
     from haystack_integrations.components.code_alias.serving.hayhooks_wrappers import SyncWrapper
     from haystack_integrations.components.code_alias.serving.live import syncer_for
     from haystack_integrations.components.code_alias.serving.service import ServiceSettings, get_service
@@ -418,7 +418,7 @@ def test_the_hayhooks_wrapper_takes_the_gitlab_token_only(tmp_path: Path, monkey
 
 def test_sync_ids_go_on_after_a_server_restart(tmp_path: Path) -> None:
     """A new server's first sync never shares an id with the previous server's last one (status polling)."""
-    from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
+    from haystack_integrations.components.code_alias.app.search import CodeSearch
     from haystack_integrations.components.code_alias.serving.live import Syncer
 
     repo = tmp_path / "acme_repo"
@@ -460,8 +460,8 @@ def test_delivery_log_window_and_bound() -> None:
 def test_a_push_for_a_tree_that_is_gone_is_in_the_record_and_the_log(
     tmp_path: Path, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    from haystack_integrations.components.code_alias.app.search import CodeSearch
     from haystack_integrations.components.code_alias.cli import main
-    from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
     from haystack_integrations.components.code_alias.serving.live import handle_webhook, syncer_for
 
     repo = tmp_path / "acme_repo"
@@ -492,7 +492,7 @@ def test_a_push_for_a_tree_that_is_gone_is_in_the_record_and_the_log(
 
 
 def test_a_sync_does_not_overwrite_a_refusal_recorded_while_it_ran(tmp_path: Path) -> None:
-    from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
+    from haystack_integrations.components.code_alias.app.search import CodeSearch
     from haystack_integrations.components.code_alias.serving import live
 
     repo = tmp_path / "acme_repo"
@@ -526,7 +526,7 @@ def test_a_sync_does_not_overwrite_a_refusal_recorded_while_it_ran(tmp_path: Pat
 def test_a_failed_vector_fill_after_a_sync_is_in_the_record(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
+    from haystack_integrations.components.code_alias.app.search import CodeSearch
     from haystack_integrations.components.code_alias.serving.live import Syncer
 
     repo = tmp_path / "acme_repo"

@@ -40,7 +40,7 @@ NONSENSE = "what's the weather on mars?"
 
 
 def _build(tmp_path_factory: pytest.TempPathFactory, name: str) -> tuple[Path, Path]:
-    from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
+    from haystack_integrations.components.code_alias.app.search import CodeSearch
 
     index_dir = tmp_path_factory.mktemp(f"{name}-index")
     repo = views_copy(tmp_path_factory.mktemp(f"{name}-repo") / "acme")

@@ -43,7 +43,7 @@ NAMES = (
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
+    from haystack_integrations.components.code_alias.app.search import CodeSearch
 
     index_dir = tmp_path_factory.mktemp("serve-index")
     CodeSearch(index_dir, lexical=True).index(ACME_REPO)
@@ -626,7 +626,7 @@ def test_elasticsearch_going_down_while_serving_is_a_503(tmp_path: Path, monkeyp
         pytest.skip("noida-db (the Elasticsearch-protocol stand-in) is not installed")
     from fastapi import HTTPException
 
-    from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
+    from haystack_integrations.components.code_alias.app.search import CodeSearch
     from haystack_integrations.components.code_alias.serving.service import CodeAliasService, ServiceSettings
 
     noida = {**os.environ, "NOIDA_STATE_DIR": str(tmp_path / "noida")}

@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 import pytest
 
 from haystack_integrations.components.code_alias import cli
-from haystack_integrations.components.code_alias.retrieval import search
+from haystack_integrations.components.code_alias.app import search
 from haystack_integrations.components.code_alias.serving import server_discovery
 from haystack_integrations.components.code_alias.serving.server_discovery import (
     HELLO_PATH,
@@ -268,7 +268,7 @@ def _cli_env(tmp_path: Path) -> dict[str, str]:
 
 @pytest.fixture
 def lexical_index(tmp_path: Path) -> Path:
-    from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
+    from haystack_integrations.components.code_alias.app.search import CodeSearch
 
     index_dir = tmp_path / "index"
     CodeSearch(index_dir, lexical=True).index(ACME_REPO)

@@ -82,7 +82,7 @@ def _answer(process: subprocess.Popen[str]) -> dict[str, object]:
 def test_one_warm_server_serves_racing_asks_a_reindex_and_exits_when_idle(
     tmp_path: Path, warm_env: dict[str, str]
 ) -> None:
-    from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
+    from haystack_integrations.components.code_alias.app.search import CodeSearch
 
     repo = tmp_path / "repo"
     shutil.copytree(ACME_REPO, repo)
@@ -139,7 +139,7 @@ def test_one_warm_server_serves_racing_asks_a_reindex_and_exits_when_idle(
 
 
 def test_no_daemon_answers_here_and_starts_nothing(tmp_path: Path, warm_env: dict[str, str]) -> None:
-    from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
+    from haystack_integrations.components.code_alias.app.search import CodeSearch
 
     index_dir = tmp_path / "index"
     CodeSearch(index_dir, lexical=True).index(ACME_REPO)

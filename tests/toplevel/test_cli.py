@@ -134,7 +134,7 @@ def test_broken_pipe_is_quiet_through_head(tmp_path: Path) -> None:
 
 # ---- the JSON rank is the printed place ------------------------------------------------------------------------------
 def test_json_rank_is_the_printed_order(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    from haystack_integrations.components.code_alias.retrieval import search
+    from haystack_integrations.components.code_alias.app import search
 
     class FakeAnswer:
         # the ranker's own `rank` is the best chunk's place before test files were moved down

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from haystack_integrations.components.code_alias import cli
+from haystack_integrations.components.code_alias.app.search import CodeSearch
 from haystack_integrations.components.code_alias.indexing import index_mode
 from haystack_integrations.components.code_alias.progress import (
     DELAY_ENV,
@@ -23,7 +24,6 @@ from haystack_integrations.components.code_alias.progress import (
     progress_disabled,
     progress_enabled,
 )
-from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
 from tests.support.repos import ACME_REPO
 
 MODEL_MODULES = ("torch", "sentence_transformers", "transformers")
@@ -54,7 +54,7 @@ def _cli(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
 def test_a_lexical_index_and_ask_import_no_model(tmp_path: Path) -> None:
     """Index lexically, then ask without saying so (the index remembers): torch and friends never load."""
     code = f"""
-from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
+from haystack_integrations.components.code_alias.app.search import CodeSearch
 CodeSearch({str(tmp_path / "idx")!r}, lexical=True).index({str(ACME_REPO)!r})
 search = CodeSearch({str(tmp_path / "idx")!r})
 answer = search.ask("where do we retry failed stripe calls?")
@@ -102,7 +102,7 @@ def test_serving_a_lexical_index_imports_no_model(tmp_path: Path) -> None:
     index = str(tmp_path / "idx")
     code = f"""
 import os
-from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
+from haystack_integrations.components.code_alias.app.search import CodeSearch
 from haystack_integrations.components.code_alias.serving.service import CodeAliasService, ServiceSettings
 CodeSearch({index!r}, lexical=True).index({str(ACME_REPO)!r})
 os.environ["CODE_ALIAS_INDEX_DIR"] = {index!r}

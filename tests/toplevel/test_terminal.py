@@ -138,7 +138,7 @@ def _read_all(fd: int, timeout: float = 120.0) -> bytes:
 
 
 def test_the_real_command_colours_a_terminal_and_not_a_pipe(tmp_path: Path) -> None:
-    from haystack_integrations.components.code_alias.retrieval.search import CodeSearch
+    from haystack_integrations.components.code_alias.app.search import CodeSearch
 
     index = tmp_path / "index"
     CodeSearch(index, lexical=True).index(views_copy(tmp_path / "repo"))

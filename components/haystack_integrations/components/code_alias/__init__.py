@@ -2,9 +2,10 @@
 
 The modules live in folders named after the pipeline's stages: `indexing/` (reading, splitting, the dictionary,
 the index files and stores), `rewriting/` (the rewriter, the faithfulness filter, the composer), `retrieval/` (the
-retrievers, embedders and the `CodeSearch` facade), `ranking/` (the fitted ranking stage: candidates, features, the
+retrievers and embedders), `ranking/` (the fitted ranking stage: candidates, features, the
 model, the answer), `serving/` (the server, Hayhooks wrappers and live
-sync) and `evaluation/` (the benchmark harness); `core/` is the framework-free logic and `elasticsearch/` the backend.
+sync) and `evaluation/` (the benchmark harness); `app/` is the application on top of them (`CodeSearch`, the
+requests and the answer); `core/` is the framework-free logic and `elasticsearch/` the backend.
 Old module paths keep working (`_legacy.py`).
 
 Imports are lazy so that light entry points (autocomplete, `code-alias dict`, BM25-only pipelines) do not load torch:
@@ -36,7 +37,7 @@ _EXPORTS = {
     "CodeTextEmbedder": "retrieval.embedders",
     "CodeIndex": "indexing.code_index",
     "CodeIndexDocumentStore": "indexing.store",
-    "CodeSearch": "retrieval.search",
+    "CodeSearch": "app.search",
     "DocumentStorePersister": "indexing.store",
     "CodeRanker": "ranking.ranker",
     "IndexSyncPlanner": "indexing.sync",
@@ -71,6 +72,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from .app.search import CodeSearch
     from .core.model import AliasDictionary
     from .errors import CodeAliasError
     from .indexing.code_index import CodeIndex
@@ -84,7 +86,6 @@ if TYPE_CHECKING:
     from .retrieval.definitions import SymbolDefinitionRetriever
     from .retrieval.embedders import CodeDocumentEmbedder, CodeTextEmbedder
     from .retrieval.embedding_retriever import CodeEmbeddingRetriever
-    from .retrieval.search import CodeSearch
     from .rewriting.composer import QueryComposer
     from .rewriting.faithfulness import SymbolFaithfulnessFilter
     from .rewriting.hints import HintIndex

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 PACKAGE = __name__.rpartition(".")[0]
 
-# old module (directly under the package) -> its new place, relative to the package
+# old module (relative to the package: directly under it, or in a stage folder) -> its new place
 MOVED: dict[str, str] = {
     "dictionary_builder": "indexing.dictionary_builder",
     "dictionary_handle": "indexing.dictionary_handle",
@@ -48,7 +48,7 @@ MOVED: dict[str, str] = {
     "embedding_retriever": "retrieval.embedding_retriever",
     "embedding_text": "retrieval.embedding_text",
     "definitions": "retrieval.definitions",
-    "search": "retrieval.search",
+    "search": "app.search",
     "repository_evidence": "retrieval.repository_evidence",
     "server": "serving.server",
     "server_discovery": "serving.server_discovery",
@@ -57,6 +57,8 @@ MOVED: dict[str, str] = {
     "push_sync": "serving.push_sync",
     "bench_searcher": "evaluation.bench_searcher",
     "bench_variants": "evaluation.bench_variants",
+    # moved again, out of a stage folder: the application is not a stage (`app/`)
+    "retrieval.search": "app.search",
 }
 
 
@@ -89,13 +91,12 @@ def _register_old_types(real: types.ModuleType, old_name: str) -> None:
 
 
 class _LegacyFinder:  # duck-typed meta path finder
-    """Finds `<package>.<old name>` for the modules in `MOVED`, and nothing else."""
+    """Finds `<package>.<old name>` for the modules in `MOVED` (`retrieval.search` too), and nothing else."""
 
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: types.ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:
-        parent, _, name = fullname.rpartition(".")
-        new = MOVED.get(name) if parent == PACKAGE else None
+        new = MOVED.get(fullname[len(PACKAGE) + 1 :]) if fullname.startswith(PACKAGE + ".") else None
         if new is None:
             return None
         return importlib.machinery.ModuleSpec(fullname, cast("Loader", _LegacyLoader(f"{PACKAGE}.{new}")))
@@ -117,6 +118,5 @@ def with_current_type(data: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(type_name, str):
         return data
     module, _, class_name = type_name.rpartition(".")
-    parent, _, old = module.rpartition(".")
-    new = MOVED.get(old) if parent == PACKAGE else None
+    new = MOVED.get(module[len(PACKAGE) + 1 :]) if module.startswith(PACKAGE + ".") else None
     return data if new is None else {**data, "type": f"{PACKAGE}.{new}.{class_name}"}

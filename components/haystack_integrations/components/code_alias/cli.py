@@ -247,7 +247,7 @@ def _emit(args: argparse.Namespace, payload: Any, text: str) -> None:
 
 
 def _cmd_index(args: argparse.Namespace) -> int:
-    from .retrieval.search import CodeSearch
+    from .app.search import CodeSearch
 
     if args.background and args.lexical:
         raise ValueError("--background computes vectors, which a --lexical index has none of; drop one of them")
@@ -391,7 +391,7 @@ def _start_vector_worker(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _cmd_embed(args: argparse.Namespace) -> int:
-    from .retrieval.search import CodeSearch
+    from .app.search import CodeSearch
 
     search = CodeSearch(args.index_dir, backend=args.backend)
     bar = _VectorBar()
@@ -491,7 +491,7 @@ def _llm_overrides(args: argparse.Namespace) -> tuple[dict[str, Any] | None, dic
 
 def _ask_here(args: argparse.Namespace, *, llm: bool) -> dict[str, Any]:
     """Answer in this process: load the index (and the model, for a hybrid index) and run the query pipeline."""
-    from .retrieval.search import CodeSearch
+    from .app.search import CodeSearch
 
     chat_generator, rewriter_params = _llm_overrides(args)
     search = CodeSearch(

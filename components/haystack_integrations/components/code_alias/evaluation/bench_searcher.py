@@ -12,9 +12,10 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
+from ..app.answer import AskResult
+from ..app.search import CodeSearch
 from ..indexing.dictionary_handle import DictionaryHandle
 from ..paths import DICTIONARY_FILE, EMBEDDING_CACHE_ENV
-from ..retrieval.search import AskResult, CodeSearch
 from ..rewriting.generators import usable_chat_generator_spec
 from .bench_variants import VariantSearch
 from .runner import SearchResult

@@ -18,7 +18,8 @@ from typing import Any
 import yaml
 from haystack import Pipeline
 
-from ..retrieval.search import CodeSearch, pipeline_file
+from ..app.pipelines import pipeline_file
+from ..app.search import CodeSearch
 from ..rewriting.faithfulness import check_rewrite
 from ..rewriting.rewriter import ConstrainedQueryRewriter
 

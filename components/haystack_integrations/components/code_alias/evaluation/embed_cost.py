@@ -39,10 +39,11 @@ from typing import Any
 import yaml
 from haystack import Document
 
+from ..app.pipelines import pipelines_dir
+from ..app.search import CodeSearch
 from ..indexing.reader import CodeFileReader
 from ..indexing.splitter import CodeSplitter
 from ..retrieval.embedders import TEXT_MODES, CodeDocumentEmbedder
-from ..retrieval.search import CodeSearch, pipelines_dir
 from .bench_searcher import PipelineSearcher
 
 VARIANT_ENV = "EMBED_COST_VARIANT"

@@ -43,6 +43,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..app.answer import AskResult
+from ..app.search import CodeSearch
 from ..core.identifiers import code_tokenize
 from ..indexing.repositories import read_repositories
 from ..retrieval.repository_evidence import repository_terms
@@ -52,7 +54,6 @@ from ..retrieval.repository_selection import (
     RepositorySelection,
     select_repository,
 )
-from ..retrieval.search import AskResult, CodeSearch
 from . import (
     BenchOptions,
     CorpusCache,

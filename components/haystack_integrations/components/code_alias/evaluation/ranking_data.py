@@ -19,8 +19,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..app.answer import AskResult
 from ..ranking.candidates import CandidatePool
-from ..retrieval.search import AskResult
 from .bench_searcher import PipelineSearcher, make_searcher
 from .runner import SearchResult
 

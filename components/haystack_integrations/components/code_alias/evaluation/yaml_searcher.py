@@ -18,8 +18,8 @@ from typing import Any
 
 from haystack import Pipeline
 
+from ..app.pipelines import pipeline_file
 from ..indexing import index_mode
-from ..retrieval.search import pipeline_file
 from .bench_searcher import PipelineSearcher, make_searcher
 from .runner import SearchResult
 

@@ -54,6 +54,7 @@ from typing import TYPE_CHECKING, Any
 
 from typing_extensions import NotRequired, TypedDict
 
+from ..app.search import CodeSearch
 from ..core.model import atomic_write_bytes
 from ..core.processes import process_alive
 from ..core.repositories import origin_url
@@ -63,7 +64,6 @@ from ..indexing.dictionary_handle import DictionaryHandle
 from ..indexing.index_files import current_manifest
 from ..indexing.repositories import as_recorded, read_repositories
 from ..paths import DICTIONARY_FILE
-from ..retrieval.search import CodeSearch
 from .json_depth import MAX_JSON_DEPTH, too_deep
 from .push_sync import WarmIndexer
 from .service import hide_paths

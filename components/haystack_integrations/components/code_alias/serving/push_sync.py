@@ -39,6 +39,7 @@ from typing import Any
 
 from haystack import Document, Pipeline
 
+from ..app.search import CodeSearch
 from ..core.builder import DEFAULT_NICKNAME_FILES
 from ..core.manifests import MANIFEST_NAMES
 from ..core.model import AliasDictionary, Skipped
@@ -61,7 +62,6 @@ from ..indexing.store import (
     serve_documents,
 )
 from ..paths import DICTIONARY_FILE
-from ..retrieval.search import CodeSearch
 from ..rewriting.hints import HintIndex
 
 logger = logging.getLogger(__name__)

@@ -61,18 +61,15 @@ from haystack_integrations.components.code_alias.answer_view import (
     match_terms,
     order_completions,
 )
+from haystack_integrations.components.code_alias.app.answer import AskResult
+from haystack_integrations.components.code_alias.app.pipelines import Backend, IndexMissingError
+from haystack_integrations.components.code_alias.app.search import CodeSearch
 from haystack_integrations.components.code_alias.core.model import DictionaryError
 from haystack_integrations.components.code_alias.indexing.dictionary_handle import DictionaryHandle
 from haystack_integrations.components.code_alias.indexing.index_files import index_exists
 from haystack_integrations.components.code_alias.indexing.repositories import read_repositories, repository_filters
 from haystack_integrations.components.code_alias.paths import DICTIONARY_FILE, resolve_index_dir
 from haystack_integrations.components.code_alias.ranking.answer import Hit, RankedSymbol
-from haystack_integrations.components.code_alias.retrieval.search import (
-    AskResult,
-    Backend,
-    CodeSearch,
-    IndexMissingError,
-)
 from haystack_integrations.components.code_alias.rewriting.generators import (
     default_rewrite_timeout,
     usable_chat_generator_spec,
