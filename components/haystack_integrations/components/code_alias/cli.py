@@ -25,7 +25,6 @@ from .progress import progress_disabled
 
 EXIT_ERROR = 2
 SNIPPET_LINES = 8  # `answer_view.SNIPPET_LINES`, here without its imports (the parser is built on every command)
-MAX_CODE_LINES = 40  # `serving.service.CODE_LINES_RANGE`'s end
 SERVER_ENV = "CODE_ALIAS_SERVER"  # `code-alias ask` sends questions to this running `code-alias serve`
 _GRAPH_COMMANDS = ("callers", "callees", "impact")
 EXIT_BROKEN_PIPE = 141  # what a shell reports for a command ended by SIGPIPE (128 + 13), as `git log | head` does
@@ -442,20 +441,28 @@ def _indexed_root(index_dir: str) -> str:
     return root
 
 
-def _cmd_ask(args: argparse.Namespace) -> int:
-    if args.top_k <= 0:
-        raise ValueError("--top-k must be > 0")
-    if not 0 <= args.code <= MAX_CODE_LINES:
-        raise ValueError(f"--code takes 1 to {MAX_CODE_LINES} lines, got {args.code}")
+def ask_request(args: argparse.Namespace) -> Any:
+    """
+    The `AskRequest` of `code-alias ask`'s options (`app.requests`: the rules and their words are a server's too).
+
+    :raises RequestError: The options break a rule (said as the server says it).
+    """
+    from .app.requests import AskRequest
+
     llm = bool(args.llm or args.gguf or args.openai_base_url)
-    if llm and args.lexical:
-        raise ValueError("--lexical answers with BM25 and the dictionary rewrite; drop --llm/--gguf/--openai-base-url")
+    values = {"question": args.question, "top_k": args.top_k, "mode": "llm" if llm else "dictionary"}
+    values.update(repo=args.repo, package=args.package, lexical=args.lexical, use_rewrite=not args.no_rewrite)
+    return AskRequest.parse({**values, "code_lines": args.code})
+
+
+def _cmd_ask(args: argparse.Namespace) -> int:
+    request = ask_request(args)
     if args.gguf and args.openai_base_url:
         raise ValueError("give --gguf or --openai-base-url, not both")
     if args.server:
-        payload = _ask_server(args, llm=llm)
+        payload = _ask_server(args, request)
     else:
-        payload = _ask_local_server(args, llm=llm) or _ask_here(args, llm=llm)
+        payload = _ask_local_server(args, request) or _ask_here(args, request)
     # `rank` is the place in this answer, as printed: the ranker's own field is its best chunk's place before
     # test files were moved down.
     for key in ("files", "symbols"):
@@ -489,30 +496,35 @@ def _llm_overrides(args: argparse.Namespace) -> tuple[dict[str, Any] | None, dic
     return chat_generator, ({"timeout": timeout} if timeout else None)
 
 
-def _ask_here(args: argparse.Namespace, *, llm: bool) -> dict[str, Any]:
+def _ask_here(args: argparse.Namespace, request: Any) -> dict[str, Any]:
     """Answer in this process: load the index (and the model, for a hybrid index) and run the query pipeline."""
     from .app.search import CodeSearch
 
+    llm = request.mode == "llm"
     chat_generator, rewriter_params = _llm_overrides(args)
     search = CodeSearch(
         args.index_dir,
         backend=args.backend,
         llm=llm,
-        lexical=True if args.lexical else None,
+        lexical=True if request.lexical else None,
         # `--lexical` promises no model: not even the question embedder of semantic hints (a hybrid index has them).
-        semantic_hints=False if args.lexical else None,
+        semantic_hints=False if request.lexical else None,
         chat_generator=chat_generator,
         rewriter_params=rewriter_params,
     )
     answer = search.ask(
-        args.question, top_k=args.top_k, use_rewrite=not args.no_rewrite, repo=args.repo, package=args.package
+        request.question,
+        top_k=request.top_k,
+        use_rewrite=request.use_rewrite,
+        repo=request.repo,
+        package=request.package,
     )
     from .answer_view import attach_code, mark_confidence, match_terms
 
     payload = mark_confidence({**answer.to_dict(), "retrieval": search.answering_with}, answer)
-    if args.code:
+    if request.code_lines:
         used = answer.rewrite.get("symbols") or [] if answer.rewrite.get("used", True) else []
-        attach_code(payload["symbols"], answer.documents, match_terms(args.question, used), lines=args.code)
+        attach_code(payload["symbols"], answer.documents, match_terms(request.question, used), lines=request.code_lines)
     count = search.vectors() if search.retrieval == "hybrid" and not llm else None
     if count is not None and not count.complete:
         payload["vectors"] = count.to_dict()
@@ -523,7 +535,7 @@ class ServerUnreachableError(RuntimeError, CodeAliasError):
     """No code-alias server answered at the given address."""
 
 
-def _ask_local_server(args: argparse.Namespace, *, llm: bool) -> dict[str, Any] | None:
+def _ask_local_server(args: argparse.Namespace, request: Any) -> dict[str, Any] | None:
     """
     Answer through a server of the same index on this machine: the warm one (started now when there is none, see
     `serving/warm.py`) or a hand-started `code-alias serve`. It answers in milliseconds what this process would need
@@ -532,7 +544,7 @@ def _ask_local_server(args: argparse.Namespace, *, llm: bool) -> dict[str, Any] 
     the one announced does not prove itself (`server_discovery`: nothing but a nonce reaches it, and it is said on
     stderr).
     """
-    if llm or args.no_daemon or args.backend != "embedded" or args.top_k > 100:
+    if request.mode == "llm" or args.no_daemon or args.backend != "embedded":
         return None
     from .serving.server_discovery import PeerAnswerError, UnsafeLinkError, ask_peer, discover
     from .serving.warm import daemon_allowed, ensure_warm_server
@@ -542,10 +554,8 @@ def _ask_local_server(args: argparse.Namespace, *, llm: bool) -> dict[str, Any] 
     peer = ensure_warm_server(folder) if built and daemon_allowed() else discover(folder)
     if peer is None:
         return None
-    body: dict[str, Any] = {"question": args.question, "top_k": args.top_k, "mode": "dictionary"}
-    body.update(_ask_options(args))
     try:
-        result = ask_peer(peer, "/code_alias_ask/run", body, timeout=args.server_timeout)
+        result = ask_peer(peer, "/code_alias_ask/run", _ask_body(request), timeout=args.server_timeout)
     except UnsafeLinkError as refused:
         print(f"code-alias: warning: not using the announced server: {refused}; answering here", file=sys.stderr)
         return None
@@ -559,18 +569,13 @@ def _ask_local_server(args: argparse.Namespace, *, llm: bool) -> dict[str, Any] 
     return {**result, "server": peer.address, "server_kind": peer.kind, "server_pid": peer.pid}
 
 
-def _ask_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The request fields of `ask`'s options for a server (`code_alias_ask`), each only where not the default."""
-    options: dict[str, Any] = {key: getattr(args, key) for key in ("repo", "package") if getattr(args, key, None)}
-    if args.lexical:
-        options["lexical"] = True
-    if args.no_rewrite:
-        options["use_rewrite"] = False
-    options["code_lines"] = args.code  # the server's default carries a few lines: none unless `--code` asks
-    return options
+def _ask_body(request: Any) -> dict[str, Any]:
+    """The request as a server's `code_alias_ask` body: the fields that are not the default, and always `code_lines`."""
+    # The server's default carries a few lines of code: none unless `--code` asks.
+    return {**request.body(), "mode": request.mode, "top_k": request.top_k, "code_lines": request.code_lines}
 
 
-def _ask_server(args: argparse.Namespace, *, llm: bool) -> dict[str, Any]:
+def _ask_server(args: argparse.Namespace, request: Any) -> dict[str, Any]:
     """
     Answer through a running `code-alias serve` (its index, its loaded model): no import of the pipelines here,
     so a hybrid question costs the request instead of the model's start-up.
@@ -582,8 +587,7 @@ def _ask_server(args: argparse.Namespace, *, llm: bool) -> dict[str, Any]:
     if not args.server.startswith(("http://", "https://")):
         raise ValueError(f"--server must be an http:// or https:// URL, got {args.server!r}")
     url = args.server.rstrip("/") + "/code_alias_ask/run"
-    body = {"question": args.question, "top_k": args.top_k, "mode": "llm" if llm else "dictionary"}
-    body.update(_ask_options(args))
+    body = _ask_body(request)
     headers = {"content-type": "application/json"}
     token = os.environ.get(TOKEN_ENV)
     if token:

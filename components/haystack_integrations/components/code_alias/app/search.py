@@ -42,6 +42,7 @@ from ..rewriting.hints import SymbolEvidence
 from .answer import AskResult
 from .building import IndexBuilding
 from .pipelines import Backend, _index_cause
+from .requests import AskRequest, lexical_with_llm
 
 _Ask = TypeVar("_Ask", bound=Callable[..., AskResult])
 
@@ -106,8 +107,7 @@ class CodeSearch(IndexBuilding):
         semantic_hints: bool | None = None,
         embedding_cache: str | os.PathLike[str] | None = None,
     ) -> None:
-        if llm and lexical:
-            raise ValueError("choose either llm or lexical")
+        lexical_with_llm(lexical, llm)
         self.index_dir = resolve_index_dir(index_dir).resolve()
         # The folder's live state (chunks, dictionary): the stores of every pipeline loaded here share it.
         self.code_index = CodeIndex.open(self.index_dir)
@@ -269,13 +269,13 @@ class CodeSearch(IndexBuilding):
             The answer's `rewrite["inferred_repository"]` records it (None when nothing was inferred).
         :raises repositories.UnknownFilterError: `repo` or `package` names nothing the index holds (the message
             lists what it holds).
-        :raises ValueError: An empty question, `mode="llm"` on a search built without `llm=True`, or a bad
-            `repo`/`package` value.
+        :raises ValueError: A question, `top_k`, `mode` or `use_rewrite` that breaks a request's rule
+            (`app.requests.RequestError`, a `ValueError`), `mode="llm"` on a search built without `llm=True`, or a
+            bad `repo`/`package` value.
         """
-        if not question or not question.strip():
-            raise ValueError("question must be a non-empty string")
-        if mode not in (None, "dictionary", "llm"):
-            raise ValueError(f"mode must be 'dictionary' or 'llm', got {mode!r}")
+        # The requests' rules (`app.requests`), without a server's limits: this process is the caller.
+        values = {"question": question, "top_k": top_k, "use_rewrite": use_rewrite, "mode": mode or "dictionary"}
+        AskRequest.parse(values, trusted=True)
         if mode == "llm" and not self.llm:
             raise ValueError("mode='llm' needs CodeSearch(llm=True)")
         repo, package = self.check_filters(repo, package)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..app.answer import AskResult
+from ..app.requests import AskRequest
 from ..app.search import CodeSearch
 from ..indexing.dictionary_handle import DictionaryHandle
 from ..paths import DICTIONARY_FILE, EMBEDDING_CACHE_ENV
@@ -127,12 +128,17 @@ class PipelineSearcher:
         key = (question, rewrite)
         answer = self._answers.get(key)
         if answer is None:
+            # The request every client builds (`app.requests`); trusted: whole issue texts pass the length limit.
+            values = {"question": question, "top_k": top_k, "use_rewrite": rewrite != "none"}
+            request = AskRequest.parse(
+                {**values, "mode": "llm" if rewrite.startswith("llm") else "dictionary"}, trusted=True
+            )
             answer = search.ask(
-                question,
-                top_k=top_k,
-                use_rewrite=rewrite != "none",
+                request.question,
+                top_k=request.top_k,
+                use_rewrite=request.use_rewrite,
                 candidates=self.candidates,
-                mode=("llm" if rewrite.startswith("llm") else "dictionary") if search.llm else None,
+                mode=request.mode if search.llm else None,
             )
             self._answers[key] = answer
             while len(self._answers) > 64:

@@ -18,6 +18,7 @@ from typing import Any, TypedDict
 
 from haystack.document_stores.in_memory import InMemoryDocumentStore
 
+from ..core.filters import filter_names as _values
 from ..core.model import atomic_write_bytes
 from ..core.repositories import RepositoryNameError, check_repo_name, default_repo_name
 from ..errors import CodeAliasError
@@ -25,7 +26,6 @@ from ..errors import CodeAliasError
 logger = logging.getLogger(__name__)
 
 REPOSITORIES_FILE = "repositories.json"
-MAX_FILTER_VALUES = 50
 #: Names an unknown-filter error lists (an index can hold hundreds of packages).
 MAX_KNOWN_SHOWN = 20
 #: A package hint at least this sure (an alias or a nickname written in the question; see
@@ -151,20 +151,6 @@ def count_repository_documents(store: Any, name: str) -> int | None:
         except Exception as error:  # a report, not the index: say nothing rather than fail the sync
             logger.debug("code-alias: cannot count the chunks of %s: %s", name, error)
     return None
-
-
-def _values(value: str | Sequence[str] | None, what: str) -> list[str]:
-    if value is None:
-        return []
-    if not isinstance(value, str | list | tuple):
-        raise ValueError(f"{what}: a name or a list of names, got {type(value).__name__}")
-    values = [value] if isinstance(value, str) else list(value)
-    if len(values) > MAX_FILTER_VALUES:
-        raise ValueError(f"{what}: at most {MAX_FILTER_VALUES} names, got {len(values)}")
-    for item in values:
-        if not isinstance(item, str) or not item.strip() or len(item) > 200:
-            raise ValueError(f"{what}: each name must be a non-empty string of at most 200 characters, got {item!r}")
-    return [item.strip() for item in values]
 
 
 def repository_filters(

@@ -41,6 +41,7 @@ from haystack_integrations.components.code_alias.answer_view import (
     group_symbols,
     match_terms,
 )
+from haystack_integrations.components.code_alias.app.requests import AskRequest, RequestError, question_text
 from haystack_integrations.components.code_alias.core.identifiers import find_identifiers
 from haystack_integrations.components.code_alias.indexing.dictionary_handle import DictionaryHandle
 from haystack_integrations.components.code_alias.paths import DICTIONARY_FILE
@@ -56,13 +57,10 @@ from haystack_integrations.components.code_alias.serving.follow_ups import (
     route,
 )
 from haystack_integrations.components.code_alias.serving.service import (
-    TOP_K_RANGE,
     AskResponse,
     CodeAliasService,
     bad_request,
-    check_filter_name,
-    check_int,
-    check_question,
+    parse_request,
 )
 
 #: The model name clients pick (`/v1/models`); the same as the Hayhooks deployment, so either server fits.
@@ -173,7 +171,10 @@ def read_conversation(messages: Any) -> Conversation:
     if not users:
         raise bad_request("messages holds no user message: the last user message is the question")
     last = users[-1]
-    question = check_question(texts[last])
+    try:
+        question = question_text(texts[last])  # an ask question's rule
+    except RequestError as error:
+        raise bad_request(error.message, error.status) from None
     references: list[str] = []
     if REFERRING & {word.lower() for word in _WORD_RE.findall(question)}:
         for index in range(last - 1, -1, -1):
@@ -471,9 +472,9 @@ class CodeChat:
         """
         options = body or {}
         conversation = read_conversation(messages)
-        top_k = check_int(options.get("top_k", self.top_k), "top_k", *TOP_K_RANGE)
-        repo = check_filter_name(options.get("repo"), "repo")
-        package = check_filter_name(options.get("package"), "package")
+        values: dict[str, Any] = {key: options[key] for key in ("top_k", "repo", "package") if key in options}
+        request = parse_request(AskRequest, {"top_k": self.top_k, **values, "question": conversation.question})
+        top_k, repo, package = request.top_k, request.repo, request.package
         started = time.perf_counter()
         routed = route(conversation.question, conversation.previous, self._known)
         follow_up: FollowUpAnswer | None = None

@@ -6,20 +6,35 @@ The folders under the repository's `hayhooks/` directory subclass them for `hayh
 `require_fixed_deployments()`, which refuses to set up under a Hayhooks server whose runtime deployment routes
 (`/deploy_files`, `/deploy-yaml`, `/undeploy`, MCP `deploy_pipeline`) are on.
 
-The signatures and docstrings of `run_api` are the REST request schemas and the MCP tool descriptions.
+The signatures and docstrings of `run_api` are the REST request schemas and the MCP tool descriptions; the
+parameters' types are the application's request fields (`app.requests`), so a bad value gets the same message from
+the schema as from `AskRequest` itself, and `run_api` builds the request (the rules between fields) through the
+service.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Annotated, Any, Literal, cast
+from typing import Any, cast
 
 from fastapi import HTTPException
 from hayhooks.server.utils.base_pipeline_wrapper import BasePipelineWrapper
-from pydantic import Field
 from starlette.datastructures import Headers
 
-from haystack_integrations.components.code_alias.indexing.repositories import MAX_FILTER_VALUES
+from haystack_integrations.components.code_alias.app.requests import (
+    DEFAULT_CODE_LINES,
+    DEFAULT_TOP_K,
+    CodeLines,
+    Lexical,
+    Limit,
+    ModeField,
+    PackageFilter,
+    Prefix,
+    Question,
+    RepoFilter,
+    TopK,
+    UseRewrite,
+)
 from haystack_integrations.components.code_alias.serving.chat import ChatAnswer, CodeChat
 from haystack_integrations.components.code_alias.serving.graph_service import attach_usage
 from haystack_integrations.components.code_alias.serving.graph_wrappers import GRAPH_DEPLOYMENTS
@@ -31,12 +46,6 @@ from haystack_integrations.components.code_alias.serving.live import (
     syncer_for,
 )
 from haystack_integrations.components.code_alias.serving.service import (
-    CODE_LINES_RANGE,
-    DEFAULT_CODE_LINES,
-    LIMIT_RANGE,
-    MAX_PREFIX_CHARS,
-    MAX_QUESTION_CHARS,
-    TOP_K_RANGE,
     AskResponse,
     AutocompleteResponse,
     CodeAliasService,
@@ -45,9 +54,6 @@ from haystack_integrations.components.code_alias.serving.service import (
     get_service,
     hide_paths,
 )
-
-#: A `repo` / `package` filter name (`indexing.repositories.repository_filters` checks the same).
-FilterName = Annotated[str, Field(min_length=1, max_length=200)]
 
 ALLOW_RUNTIME_DEPLOY_ENV = "CODE_ALIAS_ALLOW_RUNTIME_DEPLOY"
 UNSAFE_HAYHOOKS = (
@@ -88,18 +94,14 @@ class AskWrapper(BasePipelineWrapper):
 
     def run_api(
         self,
-        question: Annotated[str, Field(min_length=1, max_length=MAX_QUESTION_CHARS)],
-        top_k: Annotated[int, Field(ge=TOP_K_RANGE[0], le=TOP_K_RANGE[1], strict=True)] = 10,
-        mode: Literal["dictionary", "llm"] = "dictionary",
-        repo: FilterName | Annotated[list[FilterName], Field(min_length=1, max_length=MAX_FILTER_VALUES)] | None = None,
-        package: FilterName
-        | Annotated[list[FilterName], Field(min_length=1, max_length=MAX_FILTER_VALUES)]
-        | None = None,
-        lexical: Annotated[bool, Field(strict=True)] = False,
-        use_rewrite: Annotated[bool, Field(strict=True)] = True,
-        code_lines: Annotated[
-            int, Field(ge=CODE_LINES_RANGE[0], le=CODE_LINES_RANGE[1], strict=True)
-        ] = DEFAULT_CODE_LINES,
+        question: Question,
+        top_k: TopK = DEFAULT_TOP_K,
+        mode: ModeField = "dictionary",
+        repo: RepoFilter = None,
+        package: PackageFilter = None,
+        lexical: Lexical = False,
+        use_rewrite: UseRewrite = True,
+        code_lines: CodeLines = DEFAULT_CODE_LINES,
     ) -> AskResponse:
         """Find where something lives in the indexed code base from an informal question (e.g. "where's the \
 payments retry helper?"): returns the definitions that answer it, best first (qualified name, kind, file, \
@@ -182,12 +184,10 @@ class RewriteWrapper(BasePipelineWrapper):
 
     def run_api(
         self,
-        question: Annotated[str, Field(min_length=1, max_length=MAX_QUESTION_CHARS)],
-        mode: Literal["dictionary", "llm"] = "dictionary",
-        repo: FilterName | Annotated[list[FilterName], Field(min_length=1, max_length=MAX_FILTER_VALUES)] | None = None,
-        package: FilterName
-        | Annotated[list[FilterName], Field(min_length=1, max_length=MAX_FILTER_VALUES)]
-        | None = None,
+        question: Question,
+        mode: ModeField = "dictionary",
+        repo: RepoFilter = None,
+        package: PackageFilter = None,
     ) -> RewriteResponse:
         """Translate an informal question about the indexed code base into that code base's own vocabulary: \
 returns the rewritten query, the real symbol and package names it is about (only names that exist in the indexed \
@@ -219,8 +219,8 @@ class AutocompleteWrapper(BasePipelineWrapper):
 
     def run_api(
         self,
-        prefix: Annotated[str, Field(min_length=1, max_length=MAX_PREFIX_CHARS)],
-        limit: Annotated[int, Field(ge=LIMIT_RANGE[0], le=LIMIT_RANGE[1], strict=True)] = 10,
+        prefix: Prefix,
+        limit: Limit = 10,
     ) -> AutocompleteResponse:
         """Complete a symbol or package name from the alias dictionary: names that start with the prefix \
 (case-insensitive), then fuzzy matches for typos.

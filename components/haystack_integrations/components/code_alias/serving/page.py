@@ -27,16 +27,18 @@ from haystack_integrations.components.code_alias.answer_view import (
     group_symbols,
     match_terms,
 )
+from haystack_integrations.components.code_alias.app.requests import (
+    LIMIT_RANGE,
+    MAX_PREFIX_CHARS,
+    MAX_QUESTION_CHARS,
+    TOP_K_RANGE,
+)
 from haystack_integrations.components.code_alias.core.model import DictionaryError
 from haystack_integrations.components.code_alias.indexing.dictionary_handle import DictionaryHandle
 from haystack_integrations.components.code_alias.paths import DICTIONARY_FILE
 from haystack_integrations.components.code_alias.presentation import display_name, short_reason, why_in_words
 from haystack_integrations.components.code_alias.serving.graph_page import add_graph_page_routes
 from haystack_integrations.components.code_alias.serving.service import (
-    LIMIT_RANGE,
-    MAX_PREFIX_CHARS,
-    MAX_QUESTION_CHARS,
-    TOP_K_RANGE,
     CodeAliasService,
     json_fields,
 )

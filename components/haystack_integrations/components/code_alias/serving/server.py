@@ -47,6 +47,7 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from haystack_integrations.components.code_alias.app.requests import problem_text, request_error
 from haystack_integrations.components.code_alias.serving.hayhooks_wrappers import DEPLOYMENTS
 from haystack_integrations.components.code_alias.serving.json_depth import MAX_JSON_DEPTH, too_deep
 from haystack_integrations.components.code_alias.serving.live import WebhookRefused
@@ -336,11 +337,14 @@ def _short(text: Any) -> str:
 
 
 def validation_errors(errors: Any) -> list[dict[str, Any]]:
-    """Pydantic/FastAPI errors without the `input` (or `ctx`) they carry: only where, what and why."""
+    """
+    Pydantic/FastAPI errors without the `input` (or `ctx`) they carry: only where, what and why, the why in the
+    requests' own words (`app.requests.problem_text`: what MCP and the CLI say).
+    """
     shown: list[dict[str, Any]] = []
     for error in list(errors)[:MAX_ERRORS_SHOWN]:
         location = [part if isinstance(part, int) else _short(part) for part in error.get("loc", ())]
-        shown.append({"loc": location, "msg": _short(error.get("msg", "")), "type": str(error.get("type", ""))})
+        shown.append({"loc": location, "msg": _short(problem_text(error)), "type": str(error.get("type", ""))})
     return shown
 
 
@@ -593,11 +597,8 @@ def _mcp_app(wrappers: dict[str, Any]) -> _McpEndpoint:
         wrapper, model, _ = tools[name]
         try:
             request = model.model_validate(arguments or {})
-        except ValidationError as error:
-            problems = "; ".join(
-                f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in validation_errors(error.errors())
-            )
-            raise ValueError(problems) from None
+        except ValidationError as error:  # the requests' own words, as REST and the CLI say them (`app.requests`)
+            raise ValueError(hide_paths(request_error(error).message)) from None
         try:
             result = await anyio.to_thread.run_sync(lambda: wrapper.run_api(**request.model_dump()))
         except HTTPException as error:

@@ -45,7 +45,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal, TypeVar
 
 from fastapi import HTTPException
 from haystack import Document
@@ -63,11 +63,25 @@ from haystack_integrations.components.code_alias.answer_view import (
 )
 from haystack_integrations.components.code_alias.app.answer import AskResult
 from haystack_integrations.components.code_alias.app.pipelines import Backend, IndexMissingError
+from haystack_integrations.components.code_alias.app.requests import (
+    LIMIT_RANGE,
+    MAX_PREFIX_CHARS,
+    MAX_QUESTION_CHARS,
+    TOP_K_RANGE,
+    AskRequest,
+    CompleteRequest,
+    Mode,
+    Request,
+    RequestError,
+    RewriteRequest,
+    filter_names,
+    lexical_with_llm,
+)
 from haystack_integrations.components.code_alias.app.search import CodeSearch
 from haystack_integrations.components.code_alias.core.model import DictionaryError
 from haystack_integrations.components.code_alias.indexing.dictionary_handle import DictionaryHandle
 from haystack_integrations.components.code_alias.indexing.index_files import index_exists
-from haystack_integrations.components.code_alias.indexing.repositories import read_repositories, repository_filters
+from haystack_integrations.components.code_alias.indexing.repositories import read_repositories
 from haystack_integrations.components.code_alias.paths import DICTIONARY_FILE, resolve_index_dir
 from haystack_integrations.components.code_alias.ranking.answer import Hit, RankedSymbol
 from haystack_integrations.components.code_alias.rewriting.generators import (
@@ -79,19 +93,10 @@ from ..indexing.vector_fill import vector_status
 
 logger = logging.getLogger(__name__)
 
-Mode = Literal["dictionary", "llm"]
 #: The searches one service holds: its index's own (a rewrite mode) and, once asked for, the BM25-only one.
 SearchKey = Literal["dictionary", "llm", "lexical"]
-MODES: tuple[str, ...] = ("dictionary", "llm")
-MAX_QUESTION_CHARS = 2000
-MAX_PREFIX_CHARS = 200
-TOP_K_RANGE = (1, 100)
-LIMIT_RANGE = (1, 50)
-#: Code lines per definition an ask answer may carry (`code_lines`); 6 by default: enough for an agent to see the
-#: definition without opening the file.
-CODE_LINES_RANGE = (0, 40)
-DEFAULT_CODE_LINES = 6
 HITS_PER_FILE = 5
+_Request = TypeVar("_Request", bound=Request)
 BUILD_HINT = (
     "build it with `code-alias index PATH --index-dir DIR`, DIR being the server's CODE_ALIAS_INDEX_DIR "
     "(the server picks it up on the next request)"
@@ -267,8 +272,10 @@ class ServiceSettings:
         threads_text = env.get("CODE_ALIAS_TORCH_THREADS", "1").strip()
         threads = None if threads_text in ("", "0") else _positive_int(threads_text, "CODE_ALIAS_TORCH_THREADS")
         lexical = _flag(env.get("CODE_ALIAS_LEXICAL", ""), "CODE_ALIAS_LEXICAL") or None
-        if lexical and (base_url or gguf):
-            raise ValueError("CODE_ALIAS_LEXICAL (BM25 alone) cannot use an LLM: unset CODE_ALIAS_LLM_BASE_URL/_GGUF")
+        try:
+            lexical_with_llm(lexical, bool(base_url or gguf))
+        except RequestError as error:  # the same rule as a request's, said with the variables to change
+            raise ValueError(f"CODE_ALIAS_LEXICAL and CODE_ALIAS_LLM_BASE_URL/_GGUF: {error}") from None
         return cls(
             index_dir=resolve_index_dir(env.get("CODE_ALIAS_INDEX_DIR") or None).resolve(),
             backend=backend,  # type: ignore[arg-type]
@@ -394,25 +401,15 @@ def json_fields(raw: bytes, content_type: str | None, *, allowed: frozenset[str]
     return body
 
 
-def _check_text(value: str, name: str) -> None:
-    """422 when `value` is not valid Unicode text (a lone surrogate such as "\\ud800" cannot be encoded)."""
+def parse_request(model: type[_Request], values: dict[str, Any]) -> _Request:
+    """
+    The request of `values` (`app.requests`: every rule and its message are there), or the 4xx that says why not:
+    422 for a field's value, 400 for fields that cannot go together.
+    """
     try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as error:
-        raise bad_request(f"{name} is not valid Unicode text: a lone surrogate at character {error.start:,}") from None
-
-
-def check_question(question: Any) -> str:
-    """The question, stripped; 422 when it is not a string, empty or longer than `MAX_QUESTION_CHARS`."""
-    if not isinstance(question, str):
-        raise bad_request(f"question must be a string, got {type(question).__name__}")
-    _check_text(question, "question")
-    text = question.strip()
-    if not text:
-        raise bad_request('question is empty: ask something, e.g. "where\'s the payments retry helper?"')
-    if len(question) > MAX_QUESTION_CHARS:
-        raise bad_request(f"question is {len(question):,} characters; the limit is {MAX_QUESTION_CHARS:,}")
-    return text
+        return model.parse(values)
+    except RequestError as error:
+        raise bad_request(error.message, error.status) from None
 
 
 def check_int(value: Any, name: str, low: int, high: int) -> int:
@@ -426,41 +423,13 @@ def check_int(value: Any, name: str, low: int, high: int) -> int:
 
 def check_filter_name(value: Any, name: str) -> str | list[str] | None:
     """
-    A `repo` / `package` filter value: None, a name or a list of names (`repositories.repository_filters`); 422
-    otherwise. Whether the index holds them is `CodeSearch.check_filters`'s to say.
+    A `repo` / `package` filter value by the requests' rule (`app.requests.filter_names`); 422 otherwise. Whether the
+    index holds them is `CodeSearch.check_filters`'s to say.
     """
-    if value is None:
-        return None
-    values = value if isinstance(value, list) else [value]
-    for item in values:
-        if not isinstance(item, str):
-            raise bad_request(f"{name} must be a string or a list of strings, got {type(item).__name__}")
-        _check_text(item, name)
     try:
-        repository_filters(**{name: value})
-    except ValueError as error:
-        raise bad_request(str(error)) from None
-    return cast("str | list[str]", value)
-
-
-def check_mode(mode: Any) -> Mode:
-    """`mode` when it is "dictionary" or "llm"; 422 otherwise."""
-    if mode not in MODES:
-        raise bad_request(f"mode must be 'dictionary' or 'llm', got {mode!r}")
-    return cast(Mode, mode)
-
-
-def check_prefix(prefix: Any) -> str:
-    """The autocomplete prefix, stripped; 422 when it is not a string, empty or longer than `MAX_PREFIX_CHARS`."""
-    if not isinstance(prefix, str):
-        raise bad_request(f"prefix must be a string, got {type(prefix).__name__}")
-    _check_text(prefix, "prefix")
-    text = prefix.strip()
-    if not text:
-        raise bad_request("prefix is empty: type the start of a symbol or package name")
-    if len(prefix) > MAX_PREFIX_CHARS:
-        raise bad_request(f"prefix is {len(prefix):,} characters; the limit is {MAX_PREFIX_CHARS:,}")
-    return text
+        return filter_names(value, name)
+    except RequestError as error:
+        raise bad_request(error.message, error.status) from None
 
 
 def plain(value: Any) -> Any:
@@ -603,8 +572,8 @@ class CodeAliasService:
                 status_code=503,
             ) from error
 
-    def _require_mode(self, mode: Any) -> Mode:
-        checked = check_mode(mode)
+    def _require_mode(self, checked: Mode) -> Mode:
+        """`mode`, when this server can answer it (a request's mode is checked by the request)."""
         if checked == "llm" and not self.settings.generator_configured:
             raise bad_request(
                 "mode 'llm' needs a chat generator and this server has none: set CODE_ALIAS_LLM_BASE_URL (an "
@@ -633,17 +602,24 @@ class CodeAliasService:
         code_lines: Any = 0,
     ) -> AskResponse:
         """
-        Ranked files and definitions for a question, and the rewrite used (see the ask wrapper).
+        Ranked files and definitions for a question, and the rewrite used (see the ask wrapper): `answer` of the
+        `AskRequest` of these values (422/400 when it breaks a rule).
 
         :param code_lines: Give each symbol its `code_lines` best-matching lines of code (`answer_view.snippet`).
         """
-        lines = check_int(code_lines, "code_lines", *CODE_LINES_RANGE)
-        payload, documents = self.ask_with_chunks(
-            question, top_k, mode, repo, package, lexical=lexical, use_rewrite=use_rewrite
+        values = {"question": question, "top_k": top_k, "mode": mode, "repo": repo, "package": package}
+        return self.answer(
+            parse_request(
+                AskRequest, {**values, "lexical": lexical, "use_rewrite": use_rewrite, "code_lines": code_lines}
+            )
         )
-        if lines:
+
+    def answer(self, request: AskRequest) -> AskResponse:
+        """The answer to a request (`ask`), with each symbol's `code_lines` best-matching lines of code."""
+        payload, documents = self.answer_with_chunks(request)
+        if request.code_lines:
             used = payload["rewrite"]["symbols"] if payload["rewrite"]["meta"].get("used", True) else []
-            attach_code(payload["symbols"], documents, match_terms(payload["question"], used), lines=lines)  # type: ignore[arg-type]
+            attach_code(payload["symbols"], documents, match_terms(payload["question"], used), lines=request.code_lines)  # type: ignore[arg-type]
         return payload
 
     def ask_with_chunks(
@@ -663,18 +639,16 @@ class CodeAliasService:
         :param lexical: BM25 and the dictionary rewrite only, whatever the index was built with (no model).
         :param use_rewrite: False retrieves with the question as written (`code-alias ask --no-rewrite`).
         """
-        text = check_question(question)
-        k = check_int(top_k, "top_k", *TOP_K_RANGE)
-        chosen = self._require_mode(mode)
-        if not isinstance(lexical, bool):
-            raise bad_request(f"lexical must be true or false, got {type(lexical).__name__}")
-        if not isinstance(use_rewrite, bool):
-            raise bad_request(f"use_rewrite must be true or false, got {type(use_rewrite).__name__}")
-        if lexical and chosen == "llm":
-            raise bad_request("lexical answers with the dictionary rewrite; drop mode 'llm' or lexical", 400)
-        check_filter_name(repo, "repo")
-        check_filter_name(package, "package")
-        search = self._search(lexical=lexical)
+        values = {"question": question, "top_k": top_k, "mode": mode, "repo": repo, "package": package}
+        return self.answer_with_chunks(
+            parse_request(AskRequest, {**values, "lexical": lexical, "use_rewrite": use_rewrite})
+        )
+
+    def answer_with_chunks(self, request: AskRequest) -> tuple[AskResponse, list[Document]]:
+        """`answer` without the code lines, and the retrieved chunks behind it."""
+        chosen = self._require_mode(request.mode)
+        repo, package = request.repo, request.package
+        search = self._search(lexical=request.lexical)
         if repo is not None or package is not None:
             try:  # here, not only inside `ask`: an unknown name is the client's mistake (422), never a 500
                 repo, package = search.check_filters(repo, package)
@@ -682,14 +656,14 @@ class CodeAliasService:
                 raise bad_request(str(error)) from None
         with self._slot(), self._backend_errors("ask"):
             answer = search.ask(
-                text,
-                top_k=k,
-                use_rewrite=use_rewrite,
+                request.text,
+                top_k=request.top_k,
+                use_rewrite=request.use_rewrite,
                 mode=chosen if search.llm else None,
                 repo=repo,
                 package=package,
             )
-        payload = self._ask_payload(answer, chosen, k)
+        payload = self._ask_payload(answer, chosen, request.top_k)
         # As `code-alias ask` says it when it answers itself: the CLI prints the same lines for a server's answer.
         payload["retrieval"] = search.answering_with
         count = search.vectors() if search.retrieval == "hybrid" and not search.llm else None
@@ -764,10 +738,8 @@ class CodeAliasService:
         narrowed to `repo` / `package` as `ask` narrows its rewrite, and of one generation of the index (the
         answer's `generation`).
         """
-        text = check_question(question)
-        chosen = self._require_mode(mode)
-        check_filter_name(repo, "repo")
-        check_filter_name(package, "package")
+        request = parse_request(RewriteRequest, {"question": question, "mode": mode, "repo": repo, "package": package})
+        text, chosen, repo, package = request.text, self._require_mode(request.mode), request.repo, request.package
         search = self._search()
         if repo is not None or package is not None:
             try:  # the names as the index spells them; an unknown one is the client's mistake (422)
@@ -794,8 +766,8 @@ class CodeAliasService:
 
     def autocomplete(self, prefix: Any, limit: Any = 10) -> AutocompleteResponse:
         """Dictionary names that start with `prefix`, then fuzzy matches; no model, no LLM."""
-        text = check_prefix(prefix)
-        count = check_int(limit, "limit", *LIMIT_RANGE)
+        request = parse_request(CompleteRequest, {"prefix": prefix, "limit": limit})
+        text, count = request.text, request.limit
         handle = DictionaryHandle.for_path(self.settings.index_dir / DICTIONARY_FILE)
         try:
             hints = handle.hints
