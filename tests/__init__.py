@@ -2,9 +2,9 @@
 
 A test module lives in the folder of the package folder whose code it is about: `tests/core/`, `tests/indexing/`,
 `tests/rewriting/`, `tests/retrieval/`, `tests/ranking/`, `tests/serving/`, `tests/evaluation/`,
-`tests/elasticsearch/` (a nested package folder gets a nested test folder). Where a module tests several stages, the
-stage whose behaviour it asserts decides (the hint lookup and its evidence are the rewriting stage's). Four folders
-name no package folder:
+`tests/elasticsearch/`, `tests/app/` (a nested package folder gets a nested test folder). Where a module tests
+several stages, the stage whose behaviour it asserts decides (the hint lookup and its evidence are the rewriting
+stage's). Four folders name no package folder:
 
 - `toplevel/`: the modules at the package's top level (`cli.py`, `terminal.py`, `answer_view.py`,
   `presentation.py`, `paths.py`, `_legacy.py`);

@@ -577,3 +577,55 @@ def test_long_functions_and_files_say_why() -> None:
         if missing:
             found[path.relative_to(ROOT).as_posix()] = missing
     assert found == {}, f"past {MAX_FUNCTION_LINES} lines a function, past {MAX_FILE_LINES} a file: say why (# long:)"
+
+
+# ---- the request rules -------------------------------------------------------------------------------------------
+# Every limit and rule of an ask, rewrite or complete request is written once, in `app/requests.py`; the CLI, REST,
+# page, chat, MCP, Hayhooks and the benchmark build those models (`tests/app/test_requests.py` sends one bad
+# request of each kind through each of them and compares the words).
+#: `MODES` is also the rewriter component's own input check, below the application: not listed.
+REQUEST_NAMES = {
+    "MAX_QUESTION_CHARS", "MAX_PREFIX_CHARS", "TOP_K_RANGE", "CODE_LINES_RANGE", "DEFAULT_CODE_LINES",
+    "MAX_CODE_LINES", "LEXICAL_WITH_LLM", "MAX_FILTER_VALUES", "MAX_FILTER_CHARS",
+}  # fmt: skip
+REQUEST_RULE_HOMES = {"app/requests.py", "core/filters.py"}  # the filter-name rule is the filters' own
+
+
+def test_the_request_rules_are_written_once() -> None:
+    from typing import get_type_hints
+
+    from haystack_integrations.components.code_alias.app import requests
+    from haystack_integrations.components.code_alias.serving import hayhooks_wrappers as wrappers
+
+    defined: dict[str, list[str]] = {}
+    words: list[str] = []
+    for path in sorted(ROOT.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        for node in ast.parse(text).body:
+            targets = node.targets if isinstance(node, ast.Assign) else []
+            targets += [node.target] if isinstance(node, ast.AnnAssign) else []
+            for target in targets:
+                if isinstance(target, ast.Name) and target.id in REQUEST_NAMES:
+                    defined.setdefault(target.id, []).append(path.relative_to(ROOT).as_posix())
+        if "drop mode 'llm' or lexical" in text or "drop --llm" in text or "either llm or lexical" in text:
+            words.append(path.relative_to(ROOT).as_posix())
+    assert {
+        name: homes for name, homes in defined.items() if len(homes) > 1 or homes[0] not in REQUEST_RULE_HOMES
+    } == {}
+    assert words == ["app/requests.py"]  # lexical with llm: one sentence, one place
+    # The wrappers' parameters (the REST and MCP schemas) are the requests' own fields, defaults included.
+    for wrapper, model in (
+        (wrappers.AskWrapper, requests.AskRequest),
+        (wrappers.RewriteWrapper, requests.RewriteRequest),
+        (wrappers.AutocompleteWrapper, requests.CompleteRequest),
+    ):
+        hints, fields = get_type_hints(wrapper.run_api, include_extras=True), get_type_hints(model, include_extras=True)
+        parameters = inspect.signature(wrapper.run_api).parameters
+        assert [name for name in parameters if name != "self"] == list(model.model_fields), wrapper.__name__
+        for name, field in model.model_fields.items():
+            assert hints[name] == fields[name], (wrapper.__name__, name)
+            default = parameters[name].default
+            assert default == (inspect.Parameter.empty if field.is_required() else field.default), (
+                wrapper.__name__,
+                name,
+            )
