@@ -359,7 +359,11 @@ def test_without_a_confident_match_the_reply_says_so_and_marks_the_places_weak()
     payload: Any = {
         "question": "how do I bake sourdough bread?",
         "mode": "dictionary",
-        "symbols": [{**place(n, f"f{n}"), "start_line": n, "why": [f"embedding #{n}"]} for n in range(1, 6)],
+        "symbols": [
+            {**place(n, f"f{n}"), "start_line": n, "why": [f"embedding #{n}"]}
+            | {"evidence": {"ranks": {"embedding": n}, "rewrite": None, "notes": []}}
+            for n in range(1, 6)
+        ],
         "rewrite": {"rewritten": "x", "symbols": [], "packages": [], "intent": None, "dropped": [], "meta": {}},
         "files": [],
         "seconds": 0.1,

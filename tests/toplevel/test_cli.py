@@ -145,7 +145,7 @@ def test_json_rank_is_the_printed_order(monkeypatch: pytest.MonkeyPatch, capsys:
         ]
         symbols: ClassVar[list[dict[str, Any]]] = [
             {"rank": 3, "qualified_name": "pay.retry", "file_path": "src/pay.py", "start_line": 1, "end_line": 4}
-            | {"why": ["bm25 #2"]},
+            | {"why": ["bm25 #2"], "evidence": {"ranks": {"bm25": 2}, "rewrite": None, "notes": []}},
             {"rank": 1, "qualified_name": "tests.test_pay", "file_path": "tests/test_pay.py", "start_line": 1}
             | {"end_line": 9, "why": []},
         ]

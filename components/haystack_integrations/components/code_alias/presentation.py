@@ -1,24 +1,25 @@
 """How answers and the index are said to a person: *why* in words, names beside their paths, what an answer's
 footer says, absolute locations for `--json`, and the status in words.
 
-The JSON keeps the raw evidence (`why` as the ranker wrote it) and gains `absolute_path` and `location`; the text
-says the same in words ("the question names it; keyword search 2nd"). The terminal (`terminal.py`), the page and
-the chat take their words from here. Standard library only: this runs on the warm server's fast path, after the
-answer came back.
+The JSON keeps the raw evidence (`why` as the ranker wrote it, and its record `evidence`) and gains
+`absolute_path` and `location`; the text says the same in words ("the question names it; keyword search 2nd"),
+from the record (`ranking.answer.Evidence`: the ranks, the rewrite's hint and its reasons, notes), never by reading
+the `why` strings back. The terminal (`terminal.py`), the page and the chat take their words from here: one
+vocabulary. Standard library only: this runs on the warm server's fast path, after the answer came back.
 """
 
 from __future__ import annotations
 
 import json
-import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 REPOSITORIES_FILE = "repositories.json"  # `indexing.repositories.REPOSITORIES_FILE`, read here without its imports
 
+#: Each retriever's list, in words: the long form (`why_in_words`) and the short one (`short_reason`).
 _RETRIEVERS = {"bm25": "found by keyword search", "embedding": "found by meaning (embeddings)"}
-_RANK = re.compile(r"^(?P<name>[\w-]+) #(?P<rank>\d+)$")
-_REWRITE = re.compile(r"^rewrite: (?P<symbol>\S+?)(?: \((?P<evidence>.*)\))?$")
+_RETRIEVERS_SHORT = {"bm25": "keyword search", "embedding": "meaning"}
 
 
 def ordinal(number: int) -> str:
@@ -49,28 +50,34 @@ def _evidence_words(kind: str, detail: str | None) -> str | None:
     return words.get(kind)
 
 
-def why_in_words(why: list[str]) -> str:
-    """The ranker's evidence (`ranking.answer.why_ranked`: "bm25 #2", "rewrite: name (words, doc, confidence 0.5)")."""
-    said: list[str] = []
-    for item in why:
-        rank = _RANK.match(item)
-        if rank:
-            name = rank["name"]
-            said.append(f"{_RETRIEVERS.get(name, f'in the {name} list')}, {ordinal(int(rank['rank']))}")
-            continue
-        rewrite = _REWRITE.match(item)
-        if not rewrite:
-            said.append(item)
-            continue
-        pieces = [p.strip() for p in (rewrite["evidence"] or "").split(",") if p.strip()]
-        reasons = []
-        for piece in pieces:
-            if piece.startswith("confidence "):
-                continue  # a number for --json readers, not a reason
-            kind, _, detail = piece.partition(":")
-            reasons.append(_evidence_words(kind, detail or None) or piece)
-        said.append("the question's rewrite asks for it" + (f": {', '.join(reasons)}" if reasons else ""))
-    return "; ".join(said)
+def _record(evidence: Mapping[str, Any] | None) -> tuple[dict[str, int], Mapping[str, Any] | None, list[str]]:
+    """The parts of a symbol's `evidence` record (`ranking.answer.Evidence`); nothing for a symbol without one."""
+    if not isinstance(evidence, Mapping):
+        return {}, None, []
+    ranks = {str(name): int(rank) for name, rank in (evidence.get("ranks") or {}).items()}
+    rewrite = evidence.get("rewrite")
+    return ranks, rewrite if isinstance(rewrite, Mapping) else None, [str(note) for note in evidence.get("notes") or []]
+
+
+def _reasons(rewrite: Mapping[str, Any]) -> list[str | None]:
+    """The rewrite's reasons for a symbol, in words (None: a kind this vocabulary has no words for)."""
+    said: list[str | None] = []
+    for reason in rewrite.get("reasons") or []:
+        kind, _, detail = str(reason).partition(":")  # `core.hints`: "kind" or "kind:detail"
+        said.append(_evidence_words(kind, detail or None))
+    return said
+
+
+def why_in_words(evidence: Mapping[str, Any] | None) -> str:
+    """A symbol's `evidence` record (`ranking.answer.Evidence`) in words, every part of it."""
+    ranks, rewrite, notes = _record(evidence)
+    said = [f"{_RETRIEVERS.get(name, f'in the {name} list')}, {ordinal(rank)}" for name, rank in ranks.items()]
+    if rewrite is not None:
+        words = [
+            said or str(reason) for said, reason in zip(_reasons(rewrite), rewrite.get("reasons") or [], strict=True)
+        ]
+        said.append("the question's rewrite asks for it" + (f": {', '.join(words)}" if words else ""))
+    return "; ".join([*said, *notes])
 
 
 def repository_roots(index_dir: Path) -> dict[str | None, str]:
@@ -113,35 +120,21 @@ def add_locations(payload: dict[str, Any], index_dir: Path) -> None:
             item["location"] = f"{absolute}:{first}"
 
 
-def short_reason(why: list[str], *, evidence: int = 2) -> str:
+def short_reason(evidence: Mapping[str, Any] | None, *, reasons: int = 2) -> str:
     """
-    The ranker's evidence in a few words, the rewrite's reason first: "the question names it; keyword search 1st,
-    meaning 3rd" (what the terminal's one line per symbol and the chat's first line say).
+    A symbol's `evidence` record in a few words, the rewrite's reason first: "the question names it; keyword search
+    1st, meaning 3rd" (what the terminal's one line per symbol and the chat's first line say).
 
-    :param evidence: At most this many of the rewrite's reasons.
+    :param reasons: At most this many of the rewrite's reasons (a follow-up's notes count among them).
     """
-    ranks: list[str] = []
-    reasons: list[str] = []
-    for item in why:
-        rank = _RANK.match(item)
-        if rank:
-            where = {"bm25": "keyword search", "embedding": "meaning"}.get(rank["name"], f"{rank['name']} list")
-            ranks.append(f"{where} {ordinal(int(rank['rank']))}")
-            continue
-        rewrite = _REWRITE.match(item)
-        if not rewrite:
-            reasons.append(item)  # already words (a follow-up's own reason)
-            continue
-        for piece in (rewrite["evidence"] or "").split(","):
-            kind, _, detail = piece.strip().partition(":")
-            if kind and not kind.startswith("confidence"):
-                said = _evidence_words(kind, detail or None)
-                if said and said not in reasons:
-                    reasons.append(said)
-        if not reasons:
-            reasons.append("the question's rewrite asks for it")
-    found = ", ".join(ranks)
-    return "; ".join(part for part in ("; ".join(reasons[:evidence]), found) if part) or "ranked by the fused search"
+    ranks, rewrite, notes = _record(evidence)
+    said: list[str] = []
+    if rewrite is not None:
+        said = [words for words in dict.fromkeys(_reasons(rewrite)) if words]  # a kind without words is left out
+        said = said or ["the question's rewrite asks for it"]
+    said += notes
+    found = ", ".join(f"{_RETRIEVERS_SHORT.get(name, f'{name} list')} {ordinal(rank)}" for name, rank in ranks.items())
+    return "; ".join(part for part in ("; ".join(said[:reasons]), found) if part) or "ranked by the fused search"
 
 
 def display_name(symbol: dict[str, Any]) -> str:

@@ -103,7 +103,7 @@ def _symbol_lines(
         line.append("  ")
         line.append(where, style=_link(symbol, console))
         line.append(" " * max(0, path_width - len(where)) + "  ")
-        reason = f"{symbol.get('kind') or 'symbol'} · {short_reason(symbol.get('why') or [])}"
+        reason = f"{symbol.get('kind') or 'symbol'} · {short_reason(symbol.get('evidence'))}"
         folded = folded_text(symbols, group)
         if folded:
             reason += f" · {folded}"

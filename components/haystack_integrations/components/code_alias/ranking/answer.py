@@ -2,8 +2,10 @@
 
 A file ranks by its best candidate, a symbol by its best chunk (long definitions are split into several); module
 remainders (chunks that define nothing) count for their file but are not symbols. Ties keep the pool's order (the
-question's own lists first), so the answer is deterministic. `why_ranked` says, from the candidate's own record,
-what put it there: its place in each list, and the hint that named it.
+question's own lists first), so the answer is deterministic. `evidence_ranked` records, from the candidate's own
+record, what put it there: its place in each list, and the hint that named it (`Evidence`); `why` is that record in
+the short strings JSON readers have always had (`why_strings`), and the page, the chat and the terminal say it in
+words from the record itself (`presentation.why_in_words`), never from the strings.
 
 Framework-free: no Haystack import.
 """
@@ -32,6 +34,25 @@ class Hit(TypedDict):
     score: float | None
 
 
+class RewriteEvidence(TypedDict):
+    """The hint of the question's rewrite that names a symbol: its name, its reasons and how sure it is."""
+
+    symbol: str
+    #: The hint's evidence (`core.hints`): a kind ("exact", "words", ...), or "kind:detail" ("nickname:the bouncer").
+    reasons: list[str]
+    confidence: float | None
+
+
+class Evidence(TypedDict):
+    """Why a symbol is where it is, as a record: the one source of its `why` strings and of its words."""
+
+    #: Its place (1 = first) in each retriever's list: "bm25", "embedding".
+    ranks: dict[str, int]
+    rewrite: RewriteEvidence | None
+    #: Reasons already in words (a follow-up's: "its code names retry").
+    notes: list[str]
+
+
 class RankedSymbol(TypedDict):
     """One definition in the answer: where it is, and why it ranks where it does."""
 
@@ -45,6 +66,7 @@ class RankedSymbol(TypedDict):
     package: str | None
     score: float | None
     why: list[str]
+    evidence: Evidence  # the record `why` is written from (`why_strings`)
     repo: NotRequired[str]  # in an index of several repositories: the one the definition is in
 
 
@@ -53,20 +75,45 @@ def order(scores: np.ndarray) -> list[int]:
     return sorted(range(len(scores)), key=lambda i: (-float(scores[i]), i))
 
 
-def _why(ranks: Mapping[str, int], symbol: str | None, reasons: Sequence[str], confidence: float | None) -> list[str]:
-    why = [f"{name} #{rank}" for name, rank in ranks.items() if name != "definitions"]
-    if symbol:
-        evidence = ", ".join(str(r) for r in reasons)
-        sure = f", confidence {confidence:.2f}" if isinstance(confidence, int | float) else ""
-        why.append(f"rewrite: {symbol} ({evidence}{sure})" if evidence else f"rewrite: {symbol}{sure}")
-    return why
+def evidence_record(
+    ranks: Mapping[str, int],
+    symbol: str | None,
+    reasons: Sequence[str],
+    confidence: float | None,
+    notes: Sequence[str] = (),
+) -> Evidence:
+    """The `Evidence` of a place: the ranks in each list (not the definitions', which ranks nothing), the hint."""
+    sure = float(confidence) if isinstance(confidence, int | float) else None
+    return {
+        "ranks": {str(name): int(rank) for name, rank in ranks.items() if name != "definitions"},
+        "rewrite": {"symbol": symbol, "reasons": [str(r) for r in reasons], "confidence": sure} if symbol else None,
+        "notes": list(notes),
+    }
+
+
+def why_strings(evidence: Evidence) -> list[str]:
+    """The record as `why`'s strings: "bm25 #2", "rewrite: name (words, doc, confidence 0.50)", then the notes."""
+    why = [f"{name} #{rank}" for name, rank in evidence["ranks"].items()]
+    rewrite = evidence["rewrite"]
+    if rewrite is not None:
+        reasons, confidence = ", ".join(rewrite["reasons"]), rewrite["confidence"]
+        sure = f", confidence {confidence:.2f}" if confidence is not None else ""
+        why.append(
+            f"rewrite: {rewrite['symbol']} ({reasons}{sure})" if reasons else f"rewrite: {rewrite['symbol']}{sure}"
+        )
+    return why + list(evidence["notes"])
+
+
+def evidence_ranked(candidate: Candidate, hint: HintEvidence | None) -> Evidence:
+    """The evidence behind a candidate's place: its rank in each retriever's list, and the hint naming it."""
+    if hint is None:
+        return evidence_record(candidate.ranks, None, (), None)
+    return evidence_record(candidate.ranks, candidate.symbol or candidate.qualified_name, hint.reasons, hint.confidence)
 
 
 def why_ranked(candidate: Candidate, hint: HintEvidence | None) -> list[str]:
-    """The evidence behind a candidate's place: its rank in each retriever's list, and the hint naming it."""
-    if hint is None:
-        return _why(candidate.ranks, None, (), None)
-    return _why(candidate.ranks, candidate.symbol or candidate.qualified_name, hint.reasons, hint.confidence)
+    """`evidence_ranked` as `why`'s strings."""
+    return why_strings(evidence_ranked(candidate, hint))
 
 
 def hit(candidate: Candidate, score: float) -> Hit:
@@ -120,6 +167,7 @@ def rank_pool(
         if name is None or (candidate.repo, candidate.file_path, name) in seen:
             continue
         seen.add((candidate.repo, candidate.file_path, name))
+        evidence = evidence_ranked(candidate, hint_for(candidate, hints))
         symbol: RankedSymbol = {
             "rank": len(symbols) + 1,
             "qualified_name": name,
@@ -130,7 +178,8 @@ def rank_pool(
             "end_line": candidate.end_line,
             "package": candidate.package,
             "score": score,
-            "why": why_ranked(candidate, hint_for(candidate, hints)),
+            "why": why_strings(evidence),
+            "evidence": evidence,
         }
         if candidate.repo is not None:
             symbol["repo"] = candidate.repo
@@ -141,15 +190,21 @@ def rank_pool(
     return symbols, ranked_files
 
 
-def document_why(document: Any) -> list[str]:
-    """`why_ranked` of a ranked Document (`CodeRanker`'s `documents`), from its `meta["ranking"]`."""
+def document_evidence(document: Any, notes: Sequence[str] = ()) -> Evidence:
+    """`evidence_ranked` of a ranked Document (`CodeRanker`'s `documents`), from its `meta["ranking"]`, and `notes`."""
     provenance = document.meta.get("ranking")
     if not isinstance(provenance, dict):
-        return []
+        return evidence_record({}, None, (), None, notes)
     confidence = provenance.get("confidence")
-    return _why(
+    return evidence_record(
         provenance.get("ranks") or {},
         provenance.get("symbol"),
         provenance.get("evidence") or (),
         float(confidence) if isinstance(confidence, int | float) else None,
+        notes,
     )
+
+
+def document_why(document: Any) -> list[str]:
+    """`document_evidence` as `why`'s strings."""
+    return why_strings(document_evidence(document))

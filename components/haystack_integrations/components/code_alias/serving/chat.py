@@ -331,13 +331,13 @@ def markdown_answer(
             item = symbols[group[0]]
             lines.append(
                 f"{place}. {_inline(display_name(item))} ({item.get('kind') or 'symbol'}) at {_place(item, chosen)} "
-                f"\u2014 weak: {short_reason(item.get('why') or [])}"
+                f"\u2014 weak: {short_reason(item.get('evidence'))}"
             )
     else:
         lead = symbols[groups[0][0]]
         label = heading or "**Most likely:**"
         named = "" if heading else f"{_inline(display_name(lead))} ({lead.get('kind') or 'symbol'}) at "
-        lines.append(f"{label} {named}{_place(lead, chosen)} \u2014 {short_reason(lead.get('why') or [])}.")
+        lines.append(f"{label} {named}{_place(lead, chosen)} \u2014 {short_reason(lead.get('evidence'))}.")
         lines.extend(_code(lead))
         others = groups[1 : 1 + OTHER_PLACES]
         if others:
@@ -347,7 +347,7 @@ def markdown_answer(
             more = f"; +{len(group) - 1} more in this file" if len(group) > 1 else ""
             lines.append(
                 f"- {_inline(display_name(item))} ({item.get('kind') or 'symbol'}) at {_place(item, chosen)}: "
-                f"{short_reason(item.get('why') or [])}{more}"
+                f"{short_reason(item.get('evidence'))}{more}"
             )
     lines += ["", f"_{' · '.join(footer_parts(dict(payload)))}_"]
     return "\n".join(lines)

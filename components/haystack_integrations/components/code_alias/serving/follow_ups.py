@@ -27,7 +27,7 @@ from haystack import Document
 from haystack_integrations.components.code_alias.answer_view import chunk_lines
 from haystack_integrations.components.code_alias.core.identifiers import find_identifiers
 from haystack_integrations.components.code_alias.core.testfiles import is_test_file
-from haystack_integrations.components.code_alias.ranking.answer import document_why
+from haystack_integrations.components.code_alias.ranking.answer import document_evidence, why_strings
 from haystack_integrations.components.code_alias.serving.graph_chat import is_usage_question, usage_reply
 from haystack_integrations.components.code_alias.serving.service import AskResponse, CodeAliasService
 
@@ -173,6 +173,7 @@ def tests_of(context: FollowUpContext) -> FollowUpAnswer | None:
         if line is None:
             continue
         seen.add(key)
+        evidence = document_evidence(document, [f"its code names {identifier}"])
         places.append(
             {
                 "rank": len(places) + 1,
@@ -184,7 +185,8 @@ def tests_of(context: FollowUpContext) -> FollowUpAnswer | None:
                 "end_line": meta.get("end_line"),
                 "package": meta.get("package"),
                 "score": document.score,
-                "why": [*document_why(document), f"its code names {identifier}"],
+                "why": why_strings(evidence),
+                "evidence": evidence,
                 **({"repo": meta["repo"]} if meta.get("repo") is not None else {}),
             }
         )

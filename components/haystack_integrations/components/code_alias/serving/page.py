@@ -120,8 +120,8 @@ class PageService:
         for item in symbols:
             root = roots.get(str(item.get("repo") or ""), roots.get(""))
             item["display_name"] = display_name(item)
-            item["why_words"] = why_in_words(item.get("why") or [])
-            item["reason"] = short_reason(item.get("why") or [])
+            item["why_words"] = why_in_words(item.get("evidence"))
+            item["reason"] = short_reason(item.get("evidence"))
             item["editor_path"] = str(PurePosixPath(root) / item["file_path"]) if root else None
         files: list[dict[str, Any]] = []
         for ranked in payload["files"]:
