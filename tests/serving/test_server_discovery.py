@@ -204,7 +204,7 @@ class _LocalSearch:
 
     def ask(self, question: str, **kwargs: Any) -> Any:
         class Answer:
-            def to_dict(self) -> dict[str, Any]:
+            def to_dict(self, *, mode: str = "dictionary") -> dict[str, Any]:
                 return {"question": question, "symbols": [], "files": [], "rewrite": REWRITE}
 
         return Answer()

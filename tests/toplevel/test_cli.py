@@ -152,7 +152,7 @@ def test_json_rank_is_the_printed_order(monkeypatch: pytest.MonkeyPatch, capsys:
         rewrite: ClassVar[dict[str, Any]] = {"used": True, "meta": {"mode": "dictionary"}, "intent": "locate_symbol"}
         rewrite |= {"rewritten": "q", "symbols": [], "packages": []}
 
-        def to_dict(self) -> dict[str, Any]:
+        def to_dict(self, *, mode: str = "dictionary") -> dict[str, Any]:
             return {"question": "q", "symbols": self.symbols, "files": self.files, "rewrite": self.rewrite}
 
     class FakeSearch:

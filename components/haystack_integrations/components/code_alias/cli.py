@@ -519,9 +519,10 @@ def _ask_here(args: argparse.Namespace, request: Any) -> dict[str, Any]:
         repo=request.repo,
         package=request.package,
     )
-    from .answer_view import attach_code, mark_confidence, match_terms
+    from .answer_view import attach_code, match_terms
 
-    payload = mark_confidence({**answer.to_dict(), "retrieval": search.answering_with}, answer)
+    # The JSON a server answers with (`AskResult.to_dict`): `--json` is the same whoever answered.
+    payload = {**answer.to_dict(mode=request.mode), "retrieval": search.answering_with}
     if request.code_lines:
         used = answer.rewrite.get("symbols") or [] if answer.rewrite.get("used", True) else []
         attach_code(payload["symbols"], answer.documents, match_terms(request.question, used), lines=request.code_lines)

@@ -11,6 +11,9 @@ from ..ranking.answer import RankedSymbol
 from ..ranking.candidates import QuestionContext
 from ..ranking.ranker import CodeRanker
 
+#: The best definitions a file of the answer lists.
+HITS_PER_FILE = 5
+
 
 @dataclass
 class AskResult:
@@ -45,16 +48,43 @@ class AskResult:
     generation: dict[str, Any] | None = None
     _rankings: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
 
-    def to_dict(self) -> dict[str, Any]:
-        """The answer as JSON: symbols first (what the question asks for), then files, then the rewrite."""
+    def to_dict(self, *, mode: str = "dictionary") -> dict[str, Any]:
+        """
+        The answer as JSON, the one form every client gets (`code_alias_ask`'s REST and MCP answer, `code-alias ask
+        --json` whether a server or this process answered): symbols first (what the question asks for, renumbered as
+        returned), then the files (each with its best definitions), the rewrite used, how sure the ranking is.
+
+        :param mode: The rewrite mode the question was asked with ("dictionary" or "llm").
+        """
+        rewrite = self.rewrite
+        files: list[dict[str, Any]] = []
+        for rank, item in enumerate(self.files, 1):
+            ranked = {
+                "rank": rank,
+                "file_path": item["file_path"],
+                "score": float(item.get("score") or 0.0),
+                "hits": list(item.get("hits", [])[:HITS_PER_FILE]),
+            }
+            if item.get("repo") is not None:  # an index of several repositories says whose file it is
+                ranked["repo"] = str(item["repo"])
+            files.append(ranked)
         return {
             "question": self.question,
-            "symbols": self.symbols,
-            "files": self.files,
-            "confidence": self.confidence,
-            "abstained": self.abstained,
-            "rewrite": {key: value for key, value in self.rewrite.items() if key != "hints"},
+            # Each definition once, tests after code, with *why* and its record (`ranking.answer`).
+            "symbols": [{**item, "rank": rank} for rank, item in enumerate(self.symbols[: self.top_k], 1)],
+            "files": files,
+            "mode": mode,
+            "rewrite": {
+                "rewritten": rewrite.get("rewritten") or self.question,
+                "symbols": list(rewrite.get("symbols") or []),
+                "packages": list(rewrite.get("packages") or []),
+                "intent": rewrite.get("intent"),
+                "dropped": list(rewrite.get("dropped") or []),
+                "meta": {**dict(rewrite.get("meta") or {}), "used": bool(rewrite.get("used", True))},
+            },
             "seconds": round(self.seconds, 4),
+            "confidence": None if self.confidence is None else float(self.confidence),
+            "abstained": bool(self.abstained),
             "generation": self.generation,
         }
 

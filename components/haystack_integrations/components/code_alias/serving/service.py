@@ -45,7 +45,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, cast
 
 from fastapi import HTTPException
 from haystack import Document
@@ -55,13 +55,11 @@ from typing_extensions import NotRequired, TypedDict
 
 from haystack_integrations.components.code_alias.answer_view import (
     LINK_PRESETS,
-    answer_confidence,
     attach_code,
     check_link_template,
     match_terms,
     order_completions,
 )
-from haystack_integrations.components.code_alias.app.answer import AskResult
 from haystack_integrations.components.code_alias.app.pipelines import Backend, IndexMissingError
 from haystack_integrations.components.code_alias.app.requests import (
     LIMIT_RANGE,
@@ -95,7 +93,6 @@ logger = logging.getLogger(__name__)
 
 #: The searches one service holds: its index's own (a rewrite mode) and, once asked for, the BM25-only one.
 SearchKey = Literal["dictionary", "llm", "lexical"]
-HITS_PER_FILE = 5
 _Request = TypeVar("_Request", bound=Request)
 BUILD_HINT = (
     "build it with `code-alias index PATH --index-dir DIR`, DIR being the server's CODE_ALIAS_INDEX_DIR "
@@ -663,7 +660,7 @@ class CodeAliasService:
                 repo=repo,
                 package=package,
             )
-        payload = self._ask_payload(answer, chosen, request.top_k)
+        payload = cast(AskResponse, answer.to_dict(mode=chosen))  # the one JSON of an answer (`AskResult.to_dict`)
         # As `code-alias ask` says it when it answers itself: the CLI prints the same lines for a server's answer.
         payload["retrieval"] = search.answering_with
         count = search.vectors() if search.retrieval == "hybrid" and not search.llm else None
@@ -690,44 +687,6 @@ class CodeAliasService:
         if "rewriter" not in pipeline.graph.nodes:
             return None
         return getattr(pipeline.get_component("rewriter"), "chat_generator", None)
-
-    @staticmethod
-    def _ask_payload(answer: AskResult, mode: Mode, top_k: int) -> AskResponse:
-        rewrite = answer.rewrite
-        files: list[RankedFile] = []
-        for rank, item in enumerate(answer.files, 1):
-            ranked: RankedFile = {
-                "rank": rank,
-                "file_path": item["file_path"],
-                "score": float(item.get("score") or 0.0),
-                "hits": list(item.get("hits", [])[:HITS_PER_FILE]),
-            }
-            if item.get("repo") is not None:  # an index of several repositories says whose file it is
-                ranked["repo"] = str(item["repo"])
-            files.append(ranked)
-        # The answer's symbols (each definition once, tests after code, with *why*), renumbered as returned.
-        symbols: list[AnsweredSymbol] = [{**item, "rank": rank} for rank, item in enumerate(answer.symbols[:top_k], 1)]
-        payload: AskResponse = {
-            "question": answer.question,
-            "mode": mode,
-            "symbols": symbols,
-            "rewrite": {
-                "rewritten": rewrite.get("rewritten") or answer.question,
-                "symbols": list(rewrite.get("symbols") or []),
-                "packages": list(rewrite.get("packages") or []),
-                "intent": rewrite.get("intent"),
-                "dropped": list(rewrite.get("dropped") or []),
-                "meta": {**dict(rewrite.get("meta") or {}), "used": bool(rewrite.get("used", True))},
-            },
-            "files": files,
-            "seconds": round(answer.seconds, 4),
-            "confidence": None,
-            "abstained": False,
-            "generation": answer.generation,
-        }
-        # The ranking's own confidence when it gives one, else the interim rule (`answer_view.answer_confidence`).
-        payload["confidence"], payload["abstained"] = answer_confidence(answer)
-        return payload
 
     def rewrite(
         self, question: Any, mode: Any = "dictionary", repo: Any = None, package: Any = None
