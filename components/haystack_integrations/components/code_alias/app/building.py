@@ -52,6 +52,7 @@ class IndexBuilding(PipelineLoading):
     _card_embed: Callable[[list[str]], Any] | None
     _query: Pipeline | None
 
+    # long: the indexing transaction: lock, repair, build, write and publish, in order
     def index(
         self,
         root: str | os.PathLike[str],

@@ -232,6 +232,7 @@ class CodeSearch(IndexBuilding):
         first.rewrite["inferred_filter"] = {"package": narrowed, "used": False}
         return first
 
+    # long: the question's path through rewrite, retrieval and ranking under one generation
     @_one_generation
     def ask(
         self,
