@@ -1,10 +1,11 @@
-"""Every command line of README.md's ```bash blocks runs: the `code-alias` ones here, against a fixture repository.
+"""Every command line of the user-facing pages' ```bash blocks runs: the `code-alias` ones here, against a fixture
+repository. The pages are README.md and the docs pages that took over its command reference (PAGES).
 
-One test per line, in README order. Lines that need what a test machine lacks (Docker, Elasticsearch, an LLM
-server or model, a Hayhooks server, installing from PyPI) skip and say why. `code-alias` lines run in process
+One test per line, in page order. Lines that need what a test machine lacks (Docker, Elasticsearch, an LLM server
+or model, a Hayhooks server, installing from PyPI) skip and say why. `code-alias` lines run in process
 (`cli.main`) in a scratch folder, with `path/to/repo` standing for a copy of tests/fixtures/acme_repo; a `cd DIR`
-line moves the following lines there, as in a shell. They use the real pipelines (the packaged embedding model),
-hence `slow`.
+line moves the following lines of its page there, as in a shell (each page starts in the scratch folder). They use
+the real pipelines (the packaged embedding model), hence `slow`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from haystack_integrations.components.code_alias.paths import find_index_dir
 from tests.support.repos import ACME_REPO, ROOT
 
 README = ROOT / "README.md"
+# README.md and the pages its details moved to: their `bash` blocks are commands a reader copies.
+PAGES = [README, ROOT / "docs" / "cli.md", ROOT / "docs" / "llm.md"]
 REPO_PLACEHOLDER = "path/to/repo"
 
 
@@ -31,13 +34,18 @@ class Line:
 
     number: int
     text: str
+    page: str = "README.md"
 
     @property
     def id(self) -> str:
-        return f"L{self.number}:{self.text[:50]}"
+        return f"{self.page}:L{self.number}:{self.text[:50]}"
+
+    @property
+    def where(self) -> str:
+        return f"{self.page} line {self.number}"
 
 
-def bash_lines(markdown: str) -> list[Line]:
+def bash_lines(markdown: str, page: str = "README.md") -> list[Line]:
     """The commands of every ```bash block: comments cut, `\\` continuations joined, blank lines dropped."""
     lines: list[Line] = []
     in_block = False
@@ -57,7 +65,7 @@ def bash_lines(markdown: str) -> list[Line]:
         pending = None
         command = _without_comment(text)
         if command:
-            lines.append(Line(start, command))
+            lines.append(Line(start, command, page))
     return lines
 
 
@@ -106,12 +114,15 @@ def skip_reason(line: Line) -> str | None:
     return None
 
 
-LINES = bash_lines(README.read_text(encoding="utf-8"))
+LINES = [
+    line for page in PAGES for line in bash_lines(page.read_text(encoding="utf-8"), page.relative_to(ROOT).as_posix())
+]
 
 
 def test_readme_has_commands_that_run_here() -> None:
-    runnable = [line for line in LINES if skip_reason(line) is None]
-    assert len(runnable) >= 6, [line.text for line in LINES]
+    readme = [line for line in LINES if line.page == "README.md"]
+    runnable = [line for line in readme if skip_reason(line) is None]
+    assert len(runnable) >= 6, [line.text for line in readme]
     assert any(shlex.split(line.text)[1] == "index" for line in runnable)
     assert any(shlex.split(line.text)[1] == "ask" for line in runnable)
 
@@ -130,9 +141,9 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def shell_dir(workspace: Path) -> dict[str, Path]:
-    """The folder the README's lines run in: the workspace, until a `cd` line moves it."""
-    return {"cwd": workspace}
+def shell_dirs() -> dict[str, Path]:
+    """The folder each page's lines run in: the workspace, until a `cd` line of that page moves it."""
+    return {}
 
 
 @pytest.mark.slow
@@ -140,33 +151,49 @@ def shell_dir(workspace: Path) -> dict[str, Path]:
 def test_readme_command_runs(
     line: Line,
     workspace: Path,
-    shell_dir: dict[str, Path],
+    shell_dirs: dict[str, Path],
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     reason = skip_reason(line)
     if reason is not None:
-        pytest.skip(f"README line {line.number} `{line.text}`: {reason}")
+        pytest.skip(f"{line.where} `{line.text}`: {reason}")
+    cwd = shell_dirs.get(line.page, workspace)
     if line.text.startswith("cd "):
-        target = (shell_dir["cwd"] / shlex.split(line.text)[1]).resolve()
-        assert target.is_dir(), f"README line {line.number} `{line.text}`: no folder {target}"
-        shell_dir["cwd"] = target
+        target = (cwd / shlex.split(line.text)[1]).resolve()
+        assert target.is_dir(), f"{line.where} `{line.text}`: no folder {target}"
+        shell_dirs[line.page] = target
         return
     if not line.text.startswith("code-alias "):
-        pytest.fail(f"README line {line.number} `{line.text}`: no way to run it here; add a rule to SKIPS or a runner")
-    monkeypatch.chdir(shell_dir["cwd"])
+        pytest.fail(f"{line.where} `{line.text}`: no way to run it here; add a rule to SKIPS or a runner")
+    monkeypatch.chdir(cwd)
     monkeypatch.delenv("CODE_ALIAS_INDEX_DIR", raising=False)
     argv = shlex.split(line.text)[1:]
-    if argv[0] != "index" and find_index_dir(shell_dir["cwd"]) is None:
-        assert cli.main(["index", str(workspace / REPO_PLACEHOLDER)]) == 0  # run alone (-k): the README's first step
+    if argv[0] != "index" and find_index_dir(cwd) is None:
+        assert cli.main(["index", str(workspace / REPO_PLACEHOLDER)]) == 0  # run alone (-k): the page's first step
         capsys.readouterr()
     code = cli.main(argv)
     out, err = capsys.readouterr()
-    assert code == 0, f"README line {line.number} `{line.text}` exited {code}: {err.strip()}"
-    assert out.strip(), f"README line {line.number} `{line.text}` printed nothing"
+    assert code == 0, f"{line.where} `{line.text}` exited {code}: {err.strip()}"
+    assert out.strip(), f"{line.where} `{line.text}` printed nothing"
 
 
 def test_pip_install_is_skipped_with_environment_assignments_first() -> None:
     line = Line(number=1, text='CMAKE_ARGS="-DGGML_NATIVE=OFF -DX=ON" FORCE=1 pip install --no-cache-dir -e ".[x]"')
     assert skip_reason(line) == "installs from PyPI"
     assert skip_reason(Line(number=2, text="code-alias ask pip install")) is None
+
+
+def test_every_page_has_commands() -> None:
+    """A page listed in PAGES whose commands moved elsewhere would silently test nothing."""
+    for page in PAGES:
+        assert bash_lines(page.read_text(encoding="utf-8")), f"{page.name} has no ```bash command; update PAGES"
+
+
+def test_readme_reads_in_five_minutes() -> None:
+    """The README is a newcomer's five minutes: at most ~150 lines and ~750 words of prose (code blocks are
+    looked at, not read aloud); the details belong in docs/."""
+    text = README.read_text(encoding="utf-8")
+    prose = re.sub(r"```.*?```", "", text, flags=re.S)
+    assert len(text.splitlines()) <= 150
+    assert len(prose.split()) <= 750

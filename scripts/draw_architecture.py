@@ -1,0 +1,254 @@
+"""Draw docs/architecture.svg: the package's folders as the stages of the two pipelines, and who calls whom.
+
+Plain SVG written by hand (no plotting dependency), so the picture is text that diffs and reviews like code.
+Run from the repository root after a folder changes: `python scripts/draw_architecture.py`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from html import escape
+from pathlib import Path
+
+OUT = Path(__file__).resolve().parents[1] / "docs" / "architecture.svg"
+WIDTH, HEIGHT = 1120, 700
+
+# One colour per kind of box: who calls in, the application, a pipeline stage, what the stages share, state on disk.
+CLIENT, APP, STAGE, SHARED, STATE = "#e8eef7", "#fde9c8", "#dff0dc", "#ececec", "#f6e0e6"
+
+
+@dataclass(frozen=True)
+class Box:
+    x: int
+    y: int
+    w: int
+    h: int
+    title: str
+    lines: tuple[str, ...]
+    fill: str
+
+    @property
+    def top(self) -> tuple[int, int]:
+        return self.x + self.w // 2, self.y
+
+    @property
+    def bottom(self) -> tuple[int, int]:
+        return self.x + self.w // 2, self.y + self.h
+
+    @property
+    def left(self) -> tuple[int, int]:
+        return self.x, self.y + self.h // 2
+
+    @property
+    def right(self) -> tuple[int, int]:
+        return self.x + self.w, self.y + self.h // 2
+
+
+def box_svg(box: Box) -> str:
+    parts = [
+        f'<rect x="{box.x}" y="{box.y}" width="{box.w}" height="{box.h}" rx="8" fill="{box.fill}" stroke="#555"/>',
+        f'<text x="{box.x + 10}" y="{box.y + 21}" class="title">{escape(box.title)}</text>',
+    ]
+    for number, line in enumerate(box.lines):
+        parts.append(f'<text x="{box.x + 10}" y="{box.y + 40 + 16 * number}">{escape(line)}</text>')
+    return "\n".join(parts)
+
+
+def arrow(start: tuple[int, int], end: tuple[int, int], label: str = "", dashed: bool = False) -> str:
+    style = ' stroke-dasharray="5,4"' if dashed else ""
+    svg = (
+        f'<line x1="{start[0]}" y1="{start[1]}" x2="{end[0]}" y2="{end[1]}" stroke="#333" stroke-width="1.6"'
+        f' marker-end="url(#head)"{style}/>'
+    )
+    if label:
+        x, y = (start[0] + end[0]) // 2 + 6, (start[1] + end[1]) // 2 - 4
+        svg += f'\n<text x="{x}" y="{y}" class="label">{escape(label)}</text>'
+    return svg
+
+
+def drawing() -> str:
+    cli = Box(20, 50, 190, 70, "cli.py", ("code-alias index / ask /", "dict / callers / bench"), CLIENT)
+    serving = Box(
+        225,
+        50,
+        380,
+        70,
+        "serving/  (transports only)",
+        ("REST + MCP (code-alias serve), search page,", "OpenAI-style chat, Hayhooks wrappers, warm server"),
+        CLIENT,
+    )
+    evaluation = Box(620, 50, 230, 70, "evaluation/", ("bench harness: golden sets,", "metrics, reports"), CLIENT)
+    own = Box(
+        865,
+        50,
+        235,
+        70,
+        "your own Haystack code",
+        ("Pipeline.loads(pipelines/*.yml),", "or the 3 components alone"),
+        CLIENT,
+    )
+    app = Box(
+        20,
+        170,
+        830,
+        70,
+        "app/  (the application layer)",
+        (
+            "CodeSearch: index a repository, ask it; one pydantic AskRequest (every limit and rule once),",
+            "one answer model serialised once, one 'why' vocabulary built from the ranking's evidence records",
+        ),
+        APP,
+    )
+    pipes = Box(
+        865, 170, 235, 70, "pipelines/*.yml", ("loaded by app/: indexing*.yml,", "query*.yml, elasticsearch_*"), STATE
+    )
+
+    indexing = Box(
+        20,
+        300,
+        330,
+        120,
+        "indexing/  (indexing pipeline)",
+        (
+            "CodeFileReader -> AliasDictionaryBuilder",
+            "-> IndexSyncPlanner -> CodeSplitter",
+            "-> CodeDocumentEmbedder -> IndexSyncWriter",
+            "CodeIndex (one folder's live state); webhook sync",
+        ),
+        STAGE,
+    )
+    folder = Box(
+        20,
+        470,
+        330,
+        86,
+        ".code-alias/  (the index folder)",
+        ("dictionary JSON, chunks, vectors, cards,", "manifest.json swapped atomically"),
+        STATE,
+    )
+
+    rewriting = Box(
+        400,
+        300,
+        225,
+        120,
+        "rewriting/",
+        (
+            "hints/: the hint lookup",
+            "  (index, evidence, places)",
+            "ConstrainedQueryRewriter",
+            "SymbolFaithfulnessFilter",
+        ),
+        STAGE,
+    )
+    retrieval = Box(
+        650,
+        300,
+        210,
+        120,
+        "retrieval/",
+        ("CodeBM25Retriever", "CodeEmbeddingRetriever", "SymbolDefinitionRetriever", "question embedder"),
+        STAGE,
+    )
+    ranking = Box(
+        885,
+        300,
+        215,
+        120,
+        "ranking/",
+        ("CodeRanker: candidates,", "features, two fitted", "LambdaMART models,", "confidence, abstained"),
+        STAGE,
+    )
+
+    core = Box(
+        400,
+        470,
+        460,
+        86,
+        "core/  (only what several stages share)",
+        (
+            "identifiers, symbol extraction, manifests, walker, model,",
+            "reference graph; framework-free: no Haystack imports",
+        ),
+        SHARED,
+    )
+    elastic = Box(
+        935,
+        470,
+        165,
+        86,
+        "elasticsearch/",
+        ("the same stages on", "Elasticsearch 8 (store,", "mapping, retrievers)"),
+        SHARED,
+    )
+    config = Box(
+        400,
+        600,
+        460,
+        60,
+        "config/  (fitted and hand-kept data)",
+        ("ranking_model.json, hint_calibration.json, abbreviations.yaml",),
+        STATE,
+    )
+
+    boxes = [
+        cli,
+        serving,
+        evaluation,
+        own,
+        app,
+        pipes,
+        indexing,
+        folder,
+        rewriting,
+        retrieval,
+        ranking,
+        core,
+        elastic,
+        config,
+    ]
+    arrows = [
+        arrow(cli.bottom, (cli.bottom[0], app.y)),
+        arrow(serving.bottom, (serving.bottom[0], app.y)),
+        arrow(evaluation.bottom, (evaluation.bottom[0], app.y)),
+        arrow(own.bottom, pipes.top),
+        arrow(pipes.left, app.right),
+        arrow((indexing.top[0], app.y + app.h), indexing.top, "index"),
+        arrow((rewriting.top[0] + 40, app.y + app.h), (rewriting.top[0] + 40, rewriting.y), "ask"),
+        arrow(indexing.bottom, folder.top, "writes"),
+        arrow(rewriting.right, retrieval.left),
+        arrow(retrieval.right, ranking.left),
+        arrow((ranking.x + 40, ranking.y), (app.x + app.w - 20, app.y + app.h), "answer"),
+        arrow(folder.right, (rewriting.x, rewriting.y + rewriting.h - 10), "reads", dashed=True),
+        arrow((core.x + 60, core.y), (core.x + 60, rewriting.y + rewriting.h), dashed=True),
+        arrow((core.x + 330, core.y), (core.x + 330, retrieval.y + retrieval.h), dashed=True),
+        arrow((config.x + config.w, config.y + 15), (ranking.x + 20, ranking.y + ranking.h), dashed=True),
+    ]
+    legend = (
+        f'<text x="20" y="{HEIGHT - 20}" class="label">solid: calls or data flow; dashed: reads / imports. '
+        "Green: a pipeline stage; orange: the application; blue: who calls in; grey: shared code; pink: data.</text>"
+    )
+    heading = (
+        '<text x="20" y="30" class="heading">code-alias-haystack: the folders of '
+        "components/haystack_integrations/components/code_alias/</text>"
+    )
+    body = "\n".join([heading, *(box_svg(box) for box in boxes), *arrows, legend])
+    return f"""<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}"
+ font-family="DejaVu Sans, Helvetica, Arial, sans-serif" font-size="12.5">
+<defs><marker id="head" markerWidth="10" markerHeight="8" refX="9" refY="4" orient="auto">
+<path d="M0,0 L10,4 L0,8 z" fill="#333"/></marker>
+<style>.title {{ font-weight: bold; font-size: 14px; }} .label {{ font-size: 11.5px; fill: #333; }}
+.heading {{ font-weight: bold; font-size: 16px; }}</style></defs>
+<rect width="100%" height="100%" fill="white"/>
+{body}
+</svg>
+"""
+
+
+def main() -> None:
+    OUT.write_text(drawing(), encoding="utf-8")
+    print(f"wrote {OUT}")
+
+
+if __name__ == "__main__":
+    main()
