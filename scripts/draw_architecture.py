@@ -66,147 +66,63 @@ def arrow(start: tuple[int, int], end: tuple[int, int], label: str = "", dashed:
     return svg
 
 
+# Each box's text: its title, then its lines separated by "|".
+TEXT = {
+    "cli": "cli.py|code-alias index / ask /|dict / callers / bench",
+    "serving": "serving/  (transports only)|REST + MCP (code-alias serve), search page,|"
+    "OpenAI-style chat, Hayhooks wrappers, warm server",
+    "evaluation": "evaluation/|bench harness: golden sets,|metrics, reports",
+    "own": "your own Haystack code|Pipeline.loads(pipelines/*.yml),|or the 3 components alone",
+    "app": "app/  (the application layer)|"
+    "CodeSearch: index a repository, ask it; one pydantic AskRequest (every limit and rule once),|"
+    "one answer model serialised once, one 'why' vocabulary built from the ranking's evidence records",
+    "pipes": "pipelines/*.yml|loaded by app/: indexing*.yml,|query*.yml, elasticsearch_*",
+    "indexing": "indexing/  (indexing pipeline)|CodeFileReader -> AliasDictionaryBuilder|"
+    "-> IndexSyncPlanner -> CodeSplitter|-> CodeDocumentEmbedder -> IndexSyncWriter|"
+    "CodeIndex (one folder's live state); webhook sync",
+    "folder": ".code-alias/  (the index folder)|dictionary JSON, chunks, vectors, cards,|"
+    "manifest.json swapped atomically",
+    "rewriting": "rewriting/|hints/: the hint lookup|  (index, evidence, places)|ConstrainedQueryRewriter|"
+    "SymbolFaithfulnessFilter",
+    "retrieval": "retrieval/|CodeBM25Retriever|CodeEmbeddingRetriever|SymbolDefinitionRetriever|question embedder",
+    "ranking": "ranking/|CodeRanker: candidates,|features, two fitted|LambdaMART models,|confidence, abstained",
+    "core": "core/  (only what several stages share)|identifiers, symbol extraction, manifests, walker, model,|"
+    "reference graph; framework-free: no Haystack imports",
+    "elastic": "elasticsearch/|the same stages on|Elasticsearch 8 (store,|mapping, retrievers)",
+    "config": "config/  (fitted and hand-kept data)|ranking_model.json, hint_calibration.json, abbreviations.yaml",
+}
+# Each box's place and colour: x, y, width, height, fill.
+PLACES = {
+    "cli": (20, 50, 190, 70, CLIENT),
+    "serving": (225, 50, 380, 70, CLIENT),
+    "evaluation": (620, 50, 230, 70, CLIENT),
+    "own": (865, 50, 235, 70, CLIENT),
+    "app": (20, 170, 830, 70, APP),
+    "pipes": (865, 170, 235, 70, STATE),
+    "indexing": (20, 300, 330, 120, STAGE),
+    "folder": (20, 470, 330, 86, STATE),
+    "rewriting": (400, 300, 225, 120, STAGE),
+    "retrieval": (650, 300, 210, 120, STAGE),
+    "ranking": (885, 300, 215, 120, STAGE),
+    "core": (400, 470, 460, 86, SHARED),
+    "elastic": (935, 470, 165, 86, SHARED),
+    "config": (400, 600, 460, 60, STATE),
+}
+
+
+def make_box(name: str) -> Box:
+    x, y, w, h, fill = PLACES[name]
+    title, *lines = TEXT[name].split("|")
+    return Box(x, y, w, h, title, tuple(lines), fill)
+
+
 def drawing() -> str:
-    cli = Box(20, 50, 190, 70, "cli.py", ("code-alias index / ask /", "dict / callers / bench"), CLIENT)
-    serving = Box(
-        225,
-        50,
-        380,
-        70,
-        "serving/  (transports only)",
-        ("REST + MCP (code-alias serve), search page,", "OpenAI-style chat, Hayhooks wrappers, warm server"),
-        CLIENT,
+    box = {name: make_box(name) for name in PLACES}
+    cli, serving, evaluation, own, app, pipes = (
+        box[n] for n in ("cli", "serving", "evaluation", "own", "app", "pipes")
     )
-    evaluation = Box(620, 50, 230, 70, "evaluation/", ("bench harness: golden sets,", "metrics, reports"), CLIENT)
-    own = Box(
-        865,
-        50,
-        235,
-        70,
-        "your own Haystack code",
-        ("Pipeline.loads(pipelines/*.yml),", "or the 3 components alone"),
-        CLIENT,
-    )
-    app = Box(
-        20,
-        170,
-        830,
-        70,
-        "app/  (the application layer)",
-        (
-            "CodeSearch: index a repository, ask it; one pydantic AskRequest (every limit and rule once),",
-            "one answer model serialised once, one 'why' vocabulary built from the ranking's evidence records",
-        ),
-        APP,
-    )
-    pipes = Box(
-        865, 170, 235, 70, "pipelines/*.yml", ("loaded by app/: indexing*.yml,", "query*.yml, elasticsearch_*"), STATE
-    )
-
-    indexing = Box(
-        20,
-        300,
-        330,
-        120,
-        "indexing/  (indexing pipeline)",
-        (
-            "CodeFileReader -> AliasDictionaryBuilder",
-            "-> IndexSyncPlanner -> CodeSplitter",
-            "-> CodeDocumentEmbedder -> IndexSyncWriter",
-            "CodeIndex (one folder's live state); webhook sync",
-        ),
-        STAGE,
-    )
-    folder = Box(
-        20,
-        470,
-        330,
-        86,
-        ".code-alias/  (the index folder)",
-        ("dictionary JSON, chunks, vectors, cards,", "manifest.json swapped atomically"),
-        STATE,
-    )
-
-    rewriting = Box(
-        400,
-        300,
-        225,
-        120,
-        "rewriting/",
-        (
-            "hints/: the hint lookup",
-            "  (index, evidence, places)",
-            "ConstrainedQueryRewriter",
-            "SymbolFaithfulnessFilter",
-        ),
-        STAGE,
-    )
-    retrieval = Box(
-        650,
-        300,
-        210,
-        120,
-        "retrieval/",
-        ("CodeBM25Retriever", "CodeEmbeddingRetriever", "SymbolDefinitionRetriever", "question embedder"),
-        STAGE,
-    )
-    ranking = Box(
-        885,
-        300,
-        215,
-        120,
-        "ranking/",
-        ("CodeRanker: candidates,", "features, two fitted", "LambdaMART models,", "confidence, abstained"),
-        STAGE,
-    )
-
-    core = Box(
-        400,
-        470,
-        460,
-        86,
-        "core/  (only what several stages share)",
-        (
-            "identifiers, symbol extraction, manifests, walker, model,",
-            "reference graph; framework-free: no Haystack imports",
-        ),
-        SHARED,
-    )
-    elastic = Box(
-        935,
-        470,
-        165,
-        86,
-        "elasticsearch/",
-        ("the same stages on", "Elasticsearch 8 (store,", "mapping, retrievers)"),
-        SHARED,
-    )
-    config = Box(
-        400,
-        600,
-        460,
-        60,
-        "config/  (fitted and hand-kept data)",
-        ("ranking_model.json, hint_calibration.json, abbreviations.yaml",),
-        STATE,
-    )
-
-    boxes = [
-        cli,
-        serving,
-        evaluation,
-        own,
-        app,
-        pipes,
-        indexing,
-        folder,
-        rewriting,
-        retrieval,
-        ranking,
-        core,
-        elastic,
-        config,
-    ]
+    indexing, folder, rewriting, retrieval = (box[n] for n in ("indexing", "folder", "rewriting", "retrieval"))
+    ranking, core, config = box["ranking"], box["core"], box["config"]
     arrows = [
         arrow(cli.bottom, (cli.bottom[0], app.y)),
         arrow(serving.bottom, (serving.bottom[0], app.y)),
@@ -232,7 +148,7 @@ def drawing() -> str:
         '<text x="20" y="30" class="heading">code-alias-haystack: the folders of '
         "components/haystack_integrations/components/code_alias/</text>"
     )
-    body = "\n".join([heading, *(box_svg(box) for box in boxes), *arrows, legend])
+    body = "\n".join([heading, *(box_svg(one) for one in box.values()), *arrows, legend])
     return f"""<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}"
  font-family="DejaVu Sans, Helvetica, Arial, sans-serif" font-size="12.5">
 <defs><marker id="head" markerWidth="10" markerHeight="8" refX="9" refY="4" orient="auto">
