@@ -197,3 +197,29 @@ def test_readme_reads_in_five_minutes() -> None:
     prose = re.sub(r"```.*?```", "", text, flags=re.S)
     assert len(text.splitlines()) <= 150
     assert len(prose.split()) <= 750
+
+
+def _anchor(heading: str) -> str:
+    """GitHub's anchor of a Markdown heading: lower case, punctuation dropped, spaces as hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.lstrip("#").strip().lower()).replace(" ", "-")
+
+
+def test_links_between_pages_resolve() -> None:
+    """The README's details moved to docs/: every relative link of README.md, BENCHMARKS.md and docs/*.md names a
+    file that exists, and a `#anchor` into a Markdown page names one of its headings."""
+    broken = []
+    for page in [README, ROOT / "BENCHMARKS.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text(encoding="utf-8")):
+            if re.match(r"[a-z]+:", target) or not re.search(r"[./#]", target):
+                continue  # a URL, or a word in an example of output (`[name](link)`)
+            path, _, anchor = target.partition("#")
+            linked = (page.parent / path) if path else page
+            if not linked.exists():
+                broken.append(f"{page.name}: {target}")
+            elif anchor and linked.suffix == ".md":
+                headings = [
+                    _anchor(line) for line in linked.read_text(encoding="utf-8").splitlines() if line.startswith("#")
+                ]
+                if anchor not in headings:
+                    broken.append(f"{page.name}: {target} (no such heading)")
+    assert not broken, broken
