@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from haystack import component, default_from_dict, default_to_dict
+from haystack import component
 from haystack_integrations.document_stores.elasticsearch import ElasticsearchDocumentStore
 
 from ..core.model import AliasDictionary
 from ..indexing.index_files import publish_dictionary
 from ..paths import resolve_index_dir
+from ..serialization import SerializedByInitParameters
 from .errors import redact_hosts
 from .retriever import _errors_for
 
@@ -17,7 +18,7 @@ __all__ = ["ElasticsearchIndexFinalizer"]
 
 
 @component
-class ElasticsearchIndexFinalizer:
+class ElasticsearchIndexFinalizer(SerializedByInitParameters):
     """
     Refreshes the index after `IndexSyncWriter` and reports the sync, in the shape of the embedded pipeline's
     `DocumentStorePersister` (`stats` with the store's document count, and where the index lives), so code
@@ -75,12 +76,3 @@ class ElasticsearchIndexFinalizer:
         if dictionary is not None:
             publish_dictionary(resolve_index_dir(self.index_dir), dictionary)
         return {"stats": {**stats, "documents": count}, "path": self._location()}
-
-    def to_dict(self) -> dict[str, Any]:
-        """Serialise (the store nested through its own `to_dict`)."""
-        return default_to_dict(self, document_store=self.document_store.to_dict(), index_dir=self.index_dir)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ElasticsearchIndexFinalizer:
-        """Deserialise; the store is rebuilt from its recorded type."""
-        return default_from_dict(cls, data)

@@ -7,13 +7,14 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
-from haystack import Document, component, default_from_dict, default_to_dict
+from haystack import Document, component, default_from_dict
 from haystack.document_stores.types import FilterPolicy
 from haystack.document_stores.types.filter_policy import apply_filter_policy
 from haystack_integrations.components.retrievers.elasticsearch import ElasticsearchEmbeddingRetriever
 from haystack_integrations.document_stores.elasticsearch import ElasticsearchDocumentStore
 
 from ..retrieval.embedding_retriever import MIN_DEFINITION_LINES, short_definition
+from ..serialization import SerializedByInitParameters
 from .errors import translate_errors
 from .query import QueryWeights, build_bm25_body
 
@@ -46,7 +47,7 @@ def _errors_for(store: ElasticsearchDocumentStore) -> Any:
 
 
 @component
-class CodeElasticsearchBM25Retriever:
+class CodeElasticsearchBM25Retriever(SerializedByInitParameters):
     """
     BM25 over an Elasticsearch index with identifier-aware fields and boosted symbol and package matches.
 
@@ -125,27 +126,6 @@ class CodeElasticsearchBM25Retriever:
             exact_symbol_boost=self.exact_symbol_boost,
             exact_package_boost=self.exact_package_boost,
         )
-
-    def to_dict(self) -> dict[str, Any]:
-        """Serialise the component (the store nested through its own `to_dict`)."""
-        return default_to_dict(
-            self,
-            document_store=self.document_store.to_dict(),
-            top_k=self.top_k,
-            filters=self.filters,
-            filter_policy=self.filter_policy.value,
-            symbol_boost=self.symbol_boost,
-            package_boost=self.package_boost,
-            exact_symbol_boost=self.exact_symbol_boost,
-            exact_package_boost=self.exact_package_boost,
-            fuzziness=self.fuzziness,
-            scale_score=self.scale_score,
-        )
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> CodeElasticsearchBM25Retriever:
-        """Deserialise; the nested store is rebuilt from its recorded type (no connection is made)."""
-        return default_from_dict(cls, data)
 
     def _body(
         self,

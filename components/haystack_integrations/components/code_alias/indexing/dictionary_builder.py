@@ -7,17 +7,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from haystack import Document, component, default_from_dict, default_to_dict, logging
-from haystack.core.serialization import component_to_dict
+from haystack import Document, component, logging
 from haystack.utils import deserialize_component_inplace
 
-from .._legacy import with_current_type
 from ..core.builder import DictionaryBuilder, SourceText, load_mapping_file
 from ..core.cards import CARDS_PREFIX, cards_prefix
 from ..core.model import AliasDictionary, DictionaryError
 from ..core.repositories import check_repo_name, merge_part, part_of
 from ..core.walker import DEFAULT_EXCLUDED_DIRS, WalkConfig
 from ..paths import DICTIONARY_FILE, INDEX_DIR_ENV, index_dir_for_root, resolve_index_dir
+from ..serialization import SerializedByInitParameters, from_init_parameters
 from .card_vectors import component_embedder, embedder_identity, refresh_card_vectors
 from .dictionary_handle import DictionaryHandle, dictionary_file
 from .index_delta import load_index_dictionary
@@ -27,7 +26,7 @@ logger = logging.getLogger(__name__)
 
 
 @component
-class AliasDictionaryBuilder:
+class AliasDictionaryBuilder(SerializedByInitParameters):
     """
     Builds the alias/symbol dictionary of a code tree, incrementally.
 
@@ -222,23 +221,9 @@ class AliasDictionaryBuilder:
             prefix=prefix,
         )
 
-    def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(
-            self,
-            dictionary_path=self.dictionary_path,
-            index_dir=self.index_dir,
-            nicknames_path=self.nicknames_path,
-            abbreviations_path=self.abbreviations_path,
-            exclude_dirs=self.exclude_dirs,
-            max_file_bytes=self.max_file_bytes,
-            respect_gitignore=self.respect_gitignore,
-            save=self.save,
-            embedder=component_to_dict(self.embedder, name="embedder") if self.embedder is not None else None,
-        )
-
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AliasDictionaryBuilder:
         init_params = data.get("init_parameters", {})
         if init_params.get("embedder") is not None:
             deserialize_component_inplace(init_params, key="embedder")
-        return default_from_dict(cls, with_current_type(data))
+        return from_init_parameters(cls, data)

@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from haystack import Document, component, default_from_dict, default_to_dict
+from haystack import Document, component
 
-from .._legacy import with_current_type
 from ..core.model import AliasDictionary, Skipped
 from ..core.symbols import LANGUAGE_BY_EXTENSION, language_for_path
 from ..core.walker import DEFAULT_EXCLUDED_DIRS, WalkConfig, read_text_file, walk_repository
 from ..progress import progress_bar
+from ..serialization import SerializedByInitParameters
 
 
 def _is_source(rel_path: str) -> bool:
@@ -41,7 +41,7 @@ def is_source_path(rel_path: str) -> bool:
 
 
 @component
-class CodeFileReader:
+class CodeFileReader(SerializedByInitParameters):
     """
     Reads the source files of a repository into Documents, skipping what should not be indexed.
 
@@ -108,16 +108,3 @@ class CodeFileReader:
             "skipped": [{"path": s.path, "reason": s.reason} for s in skipped],
             "root": str(folder.resolve()),
         }
-
-    def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(
-            self,
-            exclude_dirs=self.exclude_dirs,
-            max_file_bytes=self.max_file_bytes,
-            respect_gitignore=self.respect_gitignore,
-            progress_bar=self.progress_bar,
-        )
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> CodeFileReader:
-        return default_from_dict(cls, with_current_type(data))

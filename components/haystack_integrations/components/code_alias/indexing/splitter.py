@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from haystack import Document, component
 
-from haystack import Document, component, default_from_dict, default_to_dict
-
-from .._legacy import with_current_type
 from ..core.chunking import CHUNKER_VERSION, MAX_CHUNK_LINES, TEXT_ONLY, chunk_file, too_many_definitions
 from ..core.model import AliasDictionary
 from ..core.symbols import extract_symbols, language_for_path
+from ..serialization import SerializedByInitParameters
 
 
 @component
-class CodeSplitter:
+class CodeSplitter(SerializedByInitParameters):
     """
     Splits source files into retrieval chunks along their definitions (tree-sitter).
 
@@ -96,10 +94,3 @@ class CodeSplitter:
                     )
                 )
         return {"documents": chunks}
-
-    def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(self, max_chunk_lines=self.max_chunk_lines)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> CodeSplitter:
-        return default_from_dict(cls, with_current_type(data))

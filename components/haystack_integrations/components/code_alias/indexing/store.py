@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from haystack import Document, component, default_from_dict, default_to_dict
+from haystack import Document, component
 from haystack.document_stores.in_memory import InMemoryDocumentStore
 from haystack.document_stores.types import DuplicatePolicy
 
-from .._legacy import with_current_type
 from ..core.model import AliasDictionary
 from ..paths import resolve_index_dir
+from ..serialization import SerializedByInitParameters
 from . import index_delta
 from .code_index import CodeIndex, DocumentSet, Generation, current_stamp
 from .documents_file import IndexNotFoundError as IndexNotFoundError
@@ -42,7 +42,7 @@ from .store_cache import Prepared, StoreCaches, adopt_all
 logger = logging.getLogger(__name__)
 
 
-class CodeIndexDocumentStore(InMemoryDocumentStore):
+class CodeIndexDocumentStore(SerializedByInitParameters, InMemoryDocumentStore):
     """
     An `InMemoryDocumentStore` that loads from and saves to an index folder.
 
@@ -69,6 +69,8 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
         handed over (`serve_documents`), and which is lost with the run if it fails. Not serialised: it is
         bound when a run loads its pipeline.
     """
+
+    _not_serialized = frozenset({"writer"})  # bound when a run loads its pipeline (see `writer`)
 
     def __init__(
         self,
@@ -139,18 +141,6 @@ class CodeIndexDocumentStore(InMemoryDocumentStore):
     def folder(self) -> Path:
         """The index folder."""
         return self._folder
-
-    def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(
-            self,
-            index_dir=self.index_dir,
-            embedding_similarity_function=self.embedding_similarity_function,
-            return_embedding=self.return_embedding,
-        )
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> CodeIndexDocumentStore:
-        return default_from_dict(cls, with_current_type(data))
 
     def _load_if_changed(self) -> None:
         if self.writer is None and self.code_index.pinned_generation() is not None:
@@ -447,7 +437,7 @@ def restamp_serving(store: CodeIndexDocumentStore, before: tuple[str, int] | Non
 
 
 @component
-class DocumentStorePersister:
+class DocumentStorePersister(SerializedByInitParameters):
     """
     Saves a `CodeIndexDocumentStore` to disk at the end of an indexing pipeline.
 
@@ -470,11 +460,3 @@ class DocumentStorePersister:
         """
         path = self.document_store.persist(dictionary=dictionary)
         return {"stats": {**stats, "documents": self.document_store.count_documents()}, "path": os.fspath(path)}
-
-    def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(self, document_store=self.document_store.to_dict())
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> DocumentStorePersister:
-        """Deserialise; the nested store is rebuilt from its recorded type by `default_from_dict`."""
-        return default_from_dict(cls, with_current_type(data))

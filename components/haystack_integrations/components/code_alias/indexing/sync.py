@@ -40,13 +40,13 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from haystack import Document, component, default_from_dict, default_to_dict
+from haystack import Document, component
 from haystack.document_stores.in_memory import InMemoryDocumentStore
 from haystack.document_stores.types import DocumentStore, DuplicatePolicy
 from tqdm import tqdm
 
-from .._legacy import with_current_type
 from ..progress import progress_bar
+from ..serialization import SerializedByInitParameters
 from .file_states import FileState as FileState
 from .file_states import in_repo_scope as in_repo_scope
 from .file_states import repo_scope_filter as repo_scope_filter
@@ -160,12 +160,8 @@ def _accepts(method: Any, parameter: str) -> bool:
         return False
 
 
-def _serialize_store(store: DocumentStore) -> dict[str, Any]:
-    return store.to_dict()
-
-
 @component
-class IndexSyncPlanner:
+class IndexSyncPlanner(SerializedByInitParameters):
     """
     Decides which source files an index sync must (re)index, which it must remove, and which it can skip.
 
@@ -190,15 +186,6 @@ class IndexSyncPlanner:
 
     def __init__(self, *, document_store: DocumentStore) -> None:
         self.document_store = document_store
-
-    def to_dict(self) -> dict[str, Any]:
-        """Serialise (the store nested through its own `to_dict`)."""
-        return default_to_dict(self, document_store=_serialize_store(self.document_store))
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> IndexSyncPlanner:
-        """Deserialise; the store is rebuilt from its recorded type."""
-        return default_from_dict(cls, with_current_type(data))
 
     def _plan(
         self,
@@ -285,7 +272,7 @@ class IndexSyncPlanner:
 
 
 @component
-class IndexSyncWriter:
+class IndexSyncWriter(SerializedByInitParameters):
     """
     Writes the chunks of changed files and removes stale ones: old chunks of changed files and every chunk of
     removed files.
@@ -322,20 +309,6 @@ class IndexSyncWriter:
         self.document_store = document_store
         self.batch_size = batch_size
         self.progress_bar = progress_bar
-
-    def to_dict(self) -> dict[str, Any]:
-        """Serialise (the store nested through its own `to_dict`)."""
-        return default_to_dict(
-            self,
-            document_store=_serialize_store(self.document_store),
-            batch_size=self.batch_size,
-            progress_bar=self.progress_bar,
-        )
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> IndexSyncWriter:
-        """Deserialise; the store is rebuilt from its recorded type."""
-        return default_from_dict(cls, with_current_type(data))
 
     # ---- planning the requests -----------------------------------------------------------------------------
     @staticmethod

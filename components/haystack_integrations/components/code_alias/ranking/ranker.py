@@ -7,9 +7,10 @@ import os
 import threading
 from typing import Any
 
-from haystack import Document, component, default_from_dict, default_to_dict
+from haystack import Document, component
 
 from ..rewriting.hints import SymbolEvidence
+from ..serialization import SerializedByInitParameters
 from .answer import RankedSymbol, order, rank_pool
 from .candidates import CandidatePool, QuestionContext
 from .features import feature_matrix, hint_for
@@ -21,7 +22,7 @@ _MOST_TOKEN_SETS = 50_000
 
 
 @component
-class CodeRanker:
+class CodeRanker(SerializedByInitParameters):
     """
     The ranking stage: every chunk the retrievers and the rewrite brought is one candidate, scored by a fitted
     learning-to-rank model, and the answer is its symbols (each definition once) and files, with a calibrated
@@ -200,16 +201,3 @@ class CodeRanker:
             "confidence": None if confidence is None else round(confidence, 4),
             "abstained": model.abstains(confidence),
         }
-
-    def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(
-            self,
-            top_k=self.top_k,
-            model_path=self.model_path,
-            near_duplicate_threshold=self.near_duplicate_threshold,
-            documents_top_k=self.documents_top_k,
-        )
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> CodeRanker:
-        return default_from_dict(cls, data)

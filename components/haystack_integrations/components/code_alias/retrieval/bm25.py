@@ -24,16 +24,16 @@ from typing import Any, TypeVar
 
 import bm25s
 import numpy as np
-from haystack import Document, component, default_from_dict, default_to_dict
+from haystack import Document, component
 from haystack.document_stores.in_memory import InMemoryDocumentStore
 from rapidfuzz import fuzz, process
 
-from .._legacy import with_current_type
 from ..core.identifiers import code_tokenize, split_identifier
 from ..errors import CodeAliasError
 from ..indexing.bm25_build import TermCache, build_model
 from ..indexing.store_cache import Building, Derived, best_first
 from ..paths import user_cache_dir
+from ..serialization import SerializedByInitParameters
 from .question_text import clean_question_text
 
 
@@ -217,7 +217,7 @@ _INDEXES: Derived[_Bm25Index] = Derived("BM25 index")
 
 
 @component
-class CodeBM25Retriever:
+class CodeBM25Retriever(SerializedByInitParameters):
     """
     BM25 over an in-memory document store with a code-aware tokenizer and boosted symbol/package matches.
 
@@ -352,21 +352,3 @@ class CodeBM25Retriever:
         ranked = best_first(index.documents, scores, top_k=top_k, filters=filters, positive_only=True)
         documents = [dataclasses.replace(document, score=score, embedding=None) for document, score in ranked]
         return {"documents": documents, "term_coverage": coverage}
-
-    def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(
-            self,
-            document_store=self.document_store.to_dict(),
-            top_k=self.top_k,
-            symbol_boost=self.symbol_boost,
-            package_boost=self.package_boost,
-            k1=self.k1,
-            b=self.b,
-            clean_query=self.clean_query,
-            closest_terms=self.closest_terms,
-        )
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> CodeBM25Retriever:
-        """Deserialise; the nested store is rebuilt from its recorded type by `default_from_dict`."""
-        return default_from_dict(cls, with_current_type(data))

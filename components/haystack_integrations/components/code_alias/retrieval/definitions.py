@@ -12,13 +12,13 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from haystack import Document, component, default_from_dict, default_to_dict
+from haystack import Document, component
 from haystack.document_stores.in_memory import InMemoryDocumentStore
 from haystack.document_stores.types import DocumentStore
 from haystack.utils.filters import document_matches_filter
 
-from .._legacy import with_current_type
 from ..indexing.store_cache import Building, Derived
+from ..serialization import SerializedByInitParameters
 
 # Per store: its documents in a stable order, and symbol or qualified name -> positions of the defining chunks.
 _DEFINITIONS: Derived[tuple[list[Document], dict[str, list[int]]]] = Derived("definition map")
@@ -37,7 +37,7 @@ def _definition_map(
 
 
 @component
-class SymbolDefinitionRetriever:
+class SymbolDefinitionRetriever(SerializedByInitParameters):
     """
     Retrieves the chunks that define the rewrite's symbols, in the rewrite's order, for rank fusion.
 
@@ -122,16 +122,3 @@ class SymbolDefinitionRetriever:
                 seen.add(document.id)
                 results.append(dataclasses.replace(document, score=1.0 / (len(results) + 1), embedding=None))
         return {"documents": results[:top_k]}
-
-    def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(
-            self,
-            document_store=self.document_store.to_dict(),
-            top_k=self.top_k,
-            max_files_per_symbol=self.max_files_per_symbol,
-        )
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> SymbolDefinitionRetriever:
-        """Deserialise; the nested store is rebuilt from its recorded type by `default_from_dict`."""
-        return default_from_dict(cls, with_current_type(data))

@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
-from haystack import Document, component, default_from_dict, default_to_dict
+from haystack import Document, component
 
-from .._legacy import with_current_type
 from ..paths import DEFAULT_MODEL, EMBEDDING_CACHE_DIR, EMBEDDING_CACHE_ENV, resolve_index_dir
 from ..progress import progress_bar, quiet_model_loading
+from ..serialization import SerializedByInitParameters
 from .batching import MicroBatcher
 from .bert_encoder import BertSentenceEncoder, UnsupportedModelError
 from .embedding_text import summary_text
@@ -169,7 +169,7 @@ class EmbeddingCache:
 
 
 @component
-class CodeDocumentEmbedder:
+class CodeDocumentEmbedder(SerializedByInitParameters):
     """
     Embeds code chunks with a sentence-transformers model, caching vectors by content hash.
 
@@ -305,25 +305,9 @@ class CodeDocumentEmbedder:
             return Document(content=self.text_to_embed(document))
         return Document(content=document.content, meta=document.meta)
 
-    def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(
-            self,
-            model=self.model,
-            batch_size=self.batch_size,
-            meta_fields_to_embed=self.meta_fields_to_embed,
-            max_seq_length=self.max_seq_length,
-            text=self.text,
-            cache_dir=self.cache_dir,
-            progress_bar=self.progress_bar,
-        )
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> CodeDocumentEmbedder:
-        return default_from_dict(cls, with_current_type(data))
-
 
 @component
-class CodeTextEmbedder:
+class CodeTextEmbedder(SerializedByInitParameters):
     """
     Embeds a question with the same model as `CodeDocumentEmbedder`.
 
@@ -450,20 +434,6 @@ class CodeTextEmbedder:
             quantization_ranges=embedder.quantization_ranges,
             **(embedder.encode_kwargs or {}),
         )
-
-    def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(
-            self,
-            model=self.model,
-            max_seq_length=self.max_seq_length,
-            max_batch_size=self.max_batch_size,
-            clean_question=self.clean_question,
-            encoder=self.encoder,
-        )
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> CodeTextEmbedder:
-        return default_from_dict(cls, with_current_type(data))
 
 
 @component

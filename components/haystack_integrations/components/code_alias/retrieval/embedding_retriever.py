@@ -23,11 +23,11 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from haystack import Document, component, default_from_dict, default_to_dict
+from haystack import Document, component
 from haystack.document_stores.in_memory import InMemoryDocumentStore
 
-from .._legacy import with_current_type
 from ..indexing.store_cache import Building, Derived, best_first
+from ..serialization import SerializedByInitParameters
 
 # The unit-normalised vectors of each store's embedded documents, shared by every retriever instance.
 # Rebuilt when chunks gain vectors (a progressive index: chunks without a vector yet are simply not in it).
@@ -81,7 +81,7 @@ def _normalised_matrix(
 
 
 @component
-class CodeEmbeddingRetriever:
+class CodeEmbeddingRetriever(SerializedByInitParameters):
     """
     Retrieves the chunks whose embeddings are closest (cosine) to the query embedding.
 
@@ -174,16 +174,3 @@ class CodeEmbeddingRetriever:
             for document, score in ranked
         ]
         return {"documents": results}
-
-    def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(
-            self,
-            document_store=self.document_store.to_dict(),
-            top_k=self.top_k,
-            min_definition_lines=self.min_definition_lines,
-        )
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> CodeEmbeddingRetriever:
-        """Deserialise; the nested store is rebuilt from its recorded type by `default_from_dict`."""
-        return default_from_dict(cls, with_current_type(data))

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from haystack import component, default_from_dict, default_to_dict
+from haystack import component
 
-from .._legacy import with_current_type
+from ..serialization import SerializedByInitParameters
 from .compose import compose_query
 from .hints import SymbolEvidence
 
 
 @component
-class QueryComposer:
+class QueryComposer(SerializedByInitParameters):
     """
     Turns a rewrite into what each retriever needs.
 
@@ -103,18 +103,6 @@ class QueryComposer:
             "hint_symbols": list(dict.fromkeys([*composed.symbols, *(evidence or {})])),
             "symbol_evidence": evidence,
         }
-
-    def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(
-            self,
-            filter_by_package=self.filter_by_package,
-            use_rewrite=self.use_rewrite,
-            expand_bm25_query=self.expand_bm25_query,
-        )
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> QueryComposer:
-        return default_from_dict(cls, with_current_type(data))
 
 
 def _and_filters(first: dict[str, Any] | None, second: dict[str, Any] | None) -> dict[str, Any] | None:

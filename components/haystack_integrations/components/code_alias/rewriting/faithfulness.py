@@ -13,12 +13,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from haystack import component, default_from_dict, default_to_dict
+from haystack import component
 
-from .._legacy import with_current_type
 from ..core.identifiers import find_identifiers
 from ..core.model import AliasDictionary
 from ..indexing.dictionary_handle import DictionaryHandle, UsesDictionary
+from ..serialization import SerializedByInitParameters
 from .hints.scope import HintScope, scope_from_filters
 from .llm_output import clean_name
 
@@ -293,7 +293,7 @@ def drop_outside(
 
 
 @component
-class SymbolFaithfulnessFilter(UsesDictionary):
+class SymbolFaithfulnessFilter(SerializedByInitParameters, UsesDictionary):
     """
     Drops every symbol and package of a rewrite that the alias dictionary does not know.
 
@@ -377,12 +377,3 @@ class SymbolFaithfulnessFilter(UsesDictionary):
             "dropped": [d.to_dict() for d in result.dropped],
             "counts": result.counts,
         }
-
-    def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(
-            self, dictionary_path=self.dictionary_path, index_dir=self.index_dir, scrub_text=self.scrub_text
-        )
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> SymbolFaithfulnessFilter:
-        return default_from_dict(cls, with_current_type(data))

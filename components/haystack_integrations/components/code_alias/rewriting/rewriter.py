@@ -22,15 +22,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from haystack import Document, component, default_from_dict, default_to_dict
+from haystack import Document, component
 from haystack.components.builders import ChatPromptBuilder
 from haystack.core.serialization import component_to_dict
 from haystack.dataclasses import ChatMessage
 from haystack.utils import deserialize_chatgenerator_inplace, deserialize_component_inplace
 
-from .._legacy import with_current_type
 from ..errors import CodeAliasError
 from ..indexing.dictionary_handle import DictionaryHandle, UsesDictionary
+from ..serialization import SerializedByInitParameters, from_init_parameters
 from .cache import RewriteCache, cache_key, config_fingerprint, make_rewrite_cache
 from .compose import compose_query
 from .faithfulness import check_rewrite
@@ -117,7 +117,7 @@ class _Plan:
 
 
 @component
-class ConstrainedQueryRewriter(UsesDictionary):
+class ConstrainedQueryRewriter(SerializedByInitParameters, UsesDictionary):
     """
     Rewrites an informal code question into `{rewritten, symbols, packages, intent}` whose identifiers all exist.
 
@@ -891,36 +891,6 @@ class ConstrainedQueryRewriter(UsesDictionary):
             logger.warning("could not write the rewrite log %s: %s", self.log_path, error)
 
     # ---- serialisation -------------------------------------------------------------------------------------------
-    def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(
-            self,
-            dictionary_path=self.dictionary_path,
-            index_dir=self.index_dir,
-            max_hints=self.max_hints,
-            max_symbols=self.max_symbols,
-            max_packages=self.max_packages,
-            min_relative_score=self.min_relative_score,
-            chat_generator=component_to_dict(self.chat_generator, name="chat_generator")
-            if self.chat_generator is not None
-            else None,
-            prompt_template=self.prompt_template,
-            max_output_tokens=self.max_output_tokens,
-            max_question_chars=self.max_question_chars,
-            timeout=self.timeout,
-            structured_output=self.structured_output,
-            constrain_to_hints=self.constrain_to_hints,
-            model_writes_rewritten=self.model_writes_rewritten,
-            generation_kwargs=self.generation_kwargs,
-            max_concurrency=self.max_concurrency,
-            cache_size=self.cache_size,
-            cache_path=self.cache_path,
-            log_path=self.log_path,
-            file_path_field=self.file_path_field,
-            text_embedder=component_to_dict(self.text_embedder, name="text_embedder")
-            if self.text_embedder is not None
-            else None,
-        )
-
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ConstrainedQueryRewriter:
         init_params = data.get("init_parameters", {})
@@ -928,7 +898,7 @@ class ConstrainedQueryRewriter(UsesDictionary):
             deserialize_chatgenerator_inplace(init_params, key="chat_generator")
         if init_params.get("text_embedder") is not None:
             deserialize_component_inplace(init_params, key="text_embedder")
-        return default_from_dict(cls, with_current_type(data))
+        return from_init_parameters(cls, data)
 
 
 class _Busy(RuntimeError, CodeAliasError):
