@@ -309,12 +309,14 @@ class _Walker:
             return False
         return self.wanted is None or self.wanted(rel_path)
 
-    def _excluded_glob(self, name: str, rel_path: str) -> str | None:
+    def _excluded_file(self, name: str, rel_path: str) -> str | None:
+        """The skip reason of a file left out by an exclusion glob, or None."""
+        pattern = None
         if self.name_globs_re is not None and self.name_globs_re.match(name):
-            return next(p for p in self.name_globs if fnmatch.fnmatchcase(name, p))
-        if self.path_globs_re is not None and self.path_globs_re.match(rel_path):
-            return next(p for p in self.path_globs if fnmatch.fnmatchcase(rel_path, p))
-        return None
+            pattern = next(p for p in self.name_globs if fnmatch.fnmatchcase(name, p))
+        elif self.path_globs_re is not None and self.path_globs_re.match(rel_path):
+            pattern = next(p for p in self.path_globs if fnmatch.fnmatchcase(rel_path, p))
+        return None if pattern is None else f"excluded file (generated, bundled, lock or secret: {pattern!r})"
 
     def _excluded_dir(self, name: str, real_path: str) -> str | None:
         """The reason to leave a folder out, or None. Checks a marker file only for generic names."""
@@ -355,8 +357,31 @@ class _Walker:
             folder = f"{folder}/{parts[depth]}" if folder else parts[depth]
         return decided
 
+    def _ignored(self, rel_path: str, is_dir: bool) -> str | None:
+        """The skip reason of a folder or file a `.gitignore` ignores, or None."""
+        ignored_by = self._gitignored(rel_path, is_dir=is_dir)
+        return None if ignored_by is None else f"ignored {'folder' if is_dir else 'file'} (by {ignored_by})"
+
     def _skip(self, rel_path: str, reason: str) -> None:
         self.skipped.append(Skipped(path=rel_path, reason=reason))
+
+    def _stat_unless_left_out(
+        self, entry: os.DirEntry[str], rel_path: str, is_dir: bool, excluded: str | None
+    ) -> os.stat_result | None:
+        """
+        The folder's or file's own stat, or None when it is left out, with the reason recorded: `excluded` (the
+        reason already worded; "" leaves it out quietly), a `.gitignore` rule, or a failing stat.
+        """
+        left_out = excluded if excluded is not None else self._ignored(rel_path, is_dir)
+        if left_out is not None:
+            if left_out:
+                self._skip(rel_path, left_out)
+            return None
+        try:
+            return entry.stat(follow_symlinks=False)
+        except OSError as error:
+            self._skip(rel_path, f"{'cannot read folder' if is_dir else 'cannot stat'}: {error.strerror}")
+            return None
 
     # ---- phase 1 and 2: folders ----------------------------------------------------------------------------
     # long: one iterative walk with its skip rules in the order they must apply
@@ -405,18 +430,8 @@ class _Walker:
                     continue
                 if is_dir:
                     excluded = self._excluded_dir(name, entry.path)
-                    if excluded is not None:
-                        if excluded not in _QUIET_EXCLUDED_DIRS:
-                            self._skip(rel_path, f"excluded folder (vendored, generated or tooling: {excluded!r})")
-                        continue
-                    ignored_by = self._gitignored(rel_path, is_dir=True)
-                    if ignored_by is not None:
-                        self._skip(rel_path, f"ignored folder (by {ignored_by})")
-                        continue
-                    try:
-                        dir_stat = entry.stat(follow_symlinks=False)
-                    except OSError as error:
-                        self._skip(rel_path, f"cannot read folder: {error.strerror}")
+                    dir_stat = self._stat_unless_left_out(entry, rel_path, True, _excluded_folder_reason(excluded))
+                    if dir_stat is None:
                         continue
                     key = (dir_stat.st_dev, dir_stat.st_ino)
                     if key in self.visited_dirs:  # a bind mount of a folder already walked
@@ -430,18 +445,8 @@ class _Walker:
                     continue
                 if not self._file_wanted(name, rel_path):
                     continue
-                pattern = self._excluded_glob(name, rel_path)
-                if pattern is not None:
-                    self._skip(rel_path, f"excluded file (generated, bundled, lock or secret: {pattern!r})")
-                    continue
-                ignored_by = self._gitignored(rel_path, is_dir=False)
-                if ignored_by is not None:
-                    self._skip(rel_path, f"ignored file (by {ignored_by})")
-                    continue
-                try:
-                    file_stat = entry.stat(follow_symlinks=False)
-                except OSError as error:
-                    self._skip(rel_path, f"cannot stat: {error.strerror}")
+                file_stat = self._stat_unless_left_out(entry, rel_path, False, self._excluded_file(name, rel_path))
+                if file_stat is None:
                     continue
                 if not stat.S_ISREG(file_stat.st_mode):
                     self._skip(rel_path, f"not a regular file ({_file_kind(file_stat.st_mode)})")
@@ -461,8 +466,9 @@ class _Walker:
         excluded_name = name in self.exclude_names or any(fnmatch.fnmatchcase(name, p) for p in self.exclude_dir_globs)
         # A link named like an excluded folder (`.venv -> /opt/venv`) is as unwanted as the folder.
         if excluded_name and self._link_is_dir(link_path):
-            if name not in _QUIET_EXCLUDED_DIRS:
-                self._skip(rel_path, f"excluded folder (vendored, generated or tooling: {name!r})")
+            reason = _excluded_folder_reason(name)
+            if reason:
+                self._skip(rel_path, reason)
             return
         if not self.config.follow_symlinks:
             if self._link_is_dir(link_path) or self._file_wanted(name, rel_path):
@@ -511,9 +517,9 @@ class _Walker:
         # Links to unwanted files are ignored as silently as unwanted files.
         if not is_dir and not self._file_wanted(name, rel_path):
             return
-        ignored_by = self._gitignored(rel_path, is_dir=is_dir)
-        if ignored_by is not None:
-            self._skip(rel_path, f"ignored {'folder' if is_dir else 'file'} (by {ignored_by})")
+        ignored = self._ignored(rel_path, is_dir)
+        if ignored is not None:
+            self._skip(rel_path, ignored)
             return
         target_real = os.path.realpath(link.link_path)
         if not self._inside_root(target_real):
@@ -534,9 +540,9 @@ class _Walker:
         if not stat.S_ISREG(target_stat.st_mode):
             self._skip(rel_path, f"not a regular file ({_file_kind(target_stat.st_mode)})")
             return
-        pattern = self._excluded_glob(name, rel_path)
-        if pattern is not None:
-            self._skip(rel_path, f"excluded file (generated, bundled, lock or secret: {pattern!r})")
+        excluded = self._excluded_file(name, rel_path)
+        if excluded is not None:
+            self._skip(rel_path, excluded)
             return
         listed_as = self.listed_files.get((target_stat.st_dev, target_stat.st_ino))
         if listed_as is not None:
@@ -686,6 +692,13 @@ def _readlink(path: str) -> str:
         return os.readlink(path)
     except OSError:
         return "?"
+
+
+def _excluded_folder_reason(excluded: str | None) -> str | None:
+    """The skip reason of a folder left out by the name or glob `excluded`; "" for the quiet ones (`.git`, ...)."""
+    if excluded is None:
+        return None
+    return "" if excluded in _QUIET_EXCLUDED_DIRS else f"excluded folder (vendored, generated or tooling: {excluded!r})"
 
 
 def _file_kind(mode: int) -> str:
