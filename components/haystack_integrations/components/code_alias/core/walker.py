@@ -42,8 +42,8 @@ import pathspec
 from haystack_integrations.components.code_alias.core.model import Skipped
 from haystack_integrations.components.code_alias.errors import CodeAliasError
 
-# Folders that are never source of the project itself: dependencies, build output, VCS data, caches.
-DEFAULT_EXCLUDED_DIRS: frozenset[str] = frozenset(
+# Excluded silently: every checkout has many of these and nobody expects their contents indexed.
+_QUIET_EXCLUDED_DIRS: frozenset[str] = frozenset(
     {
         # version control
         ".git",
@@ -51,6 +51,25 @@ DEFAULT_EXCLUDED_DIRS: frozenset[str] = frozenset(
         ".svn",
         ".bzr",
         "CVS",
+        # tool caches
+        "__pycache__",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".hypothesis",
+        ".ipynb_checkpoints",
+        ".cache",
+        # editors and our own index
+        ".idea",
+        ".vscode",
+        ".code-alias",
+    }
+)
+
+# Folders that are never source of the project itself: dependencies, build output, VCS data, caches (the quiet
+# ones above, and these, each reported as skipped).
+DEFAULT_EXCLUDED_DIRS: frozenset[str] = _QUIET_EXCLUDED_DIRS | frozenset(
+    {
         # dependencies and vendored code
         "node_modules",
         ".bench-cache",
@@ -86,43 +105,11 @@ DEFAULT_EXCLUDED_DIRS: frozenset[str] = frozenset(
         ".gradle",
         ".terraform",
         # tool caches and reports
-        "__pycache__",
         ".tox",
         ".nox",
-        ".mypy_cache",
-        ".pytest_cache",
-        ".ruff_cache",
-        ".hypothesis",
-        ".ipynb_checkpoints",
-        ".cache",
         "coverage",
         "htmlcov",
         ".nyc_output",
-        # editors and our own index
-        ".idea",
-        ".vscode",
-        ".code-alias",
-    }
-)
-
-# Excluded silently: every checkout has many of these and nobody expects their contents indexed.
-_QUIET_EXCLUDED_DIRS: frozenset[str] = frozenset(
-    {
-        ".git",
-        ".hg",
-        ".svn",
-        ".bzr",
-        "CVS",
-        "__pycache__",
-        ".mypy_cache",
-        ".pytest_cache",
-        ".ruff_cache",
-        ".hypothesis",
-        ".ipynb_checkpoints",
-        ".cache",
-        ".idea",
-        ".vscode",
-        ".code-alias",
     }
 )
 
