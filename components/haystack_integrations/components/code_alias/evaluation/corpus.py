@@ -43,7 +43,7 @@ import urllib.parse
 import urllib.request
 import zipfile
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal, Protocol
 
@@ -657,14 +657,7 @@ class InstanceCoverage:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
-        return {
-            "id": self.id,
-            "repo": self.repo,
-            "corpus": self.corpus,
-            "covered": self.covered,
-            "gold_files": self.gold_files,
-            "error": self.error,
-        }
+        return asdict(self)
 
 
 class HasCorpusFields(Protocol):

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -318,15 +318,7 @@ class PairedComparison:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
-        return {
-            "metric": self.metric,
-            "n": self.n,
-            "wins": self.wins,
-            "losses": self.losses,
-            "ties": self.ties,
-            "delta": self.delta,
-            "p_value": self.p_value,
-        }
+        return asdict(self)
 
 
 def paired_comparison(
