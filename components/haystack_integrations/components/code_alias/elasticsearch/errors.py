@@ -153,6 +153,37 @@ def _reason(error: elasticsearch.ApiError) -> tuple[str, str]:
     return kind, reason
 
 
+# Client failures worded by their class alone, tried in this order (a TLS error is a connection error too).
+# `{where}`: the redacted hosts, `{index}`: the index, `{error}`: the client's message, first line.
+_CLIENT_ERRORS: tuple[tuple[type[BaseException], str], ...] = (
+    (
+        elasticsearch.UnsupportedProductError,
+        "The server at {where} is not Elasticsearch (the client rejected its product header); point "
+        "ELASTICSEARCH_URL at an Elasticsearch 8.x node",
+    ),
+    (
+        elastic_transport.TlsError,
+        "TLS handshake with Elasticsearch at {where} failed ({error}); check the URL scheme "
+        "(http vs https) and the CA certificate",
+    ),
+    (
+        elastic_transport.ConnectionError,
+        "Elasticsearch at {where} is unreachable ({error}); start it with "
+        "`docker compose up -d elasticsearch` or set ELASTICSEARCH_URL to a running server",
+    ),
+    (
+        elasticsearch.AuthenticationException,
+        "Elasticsearch at {where} rejected the credentials (HTTP 401); set ELASTICSEARCH_API_KEY to a valid "
+        "API key (base64 'id:key', or the key with ELASTICSEARCH_API_KEY_ID)",
+    ),
+    (
+        elasticsearch.AuthorizationException,
+        "Elasticsearch at {where} refused access to index '{index}' (HTTP 403); the API key needs the "
+        "read, write and create_index privileges on it",
+    ),
+)
+
+
 def dimension_error_from_text(text: str, *, index: str) -> CodeAliasBackendError | None:
     """
     The dimension-mismatch error described by a server message, or None when the message is about something else.
@@ -181,31 +212,9 @@ def translate_exception(error: BaseException, *, hosts: Any, index: str) -> Code
     where = redact_hosts(hosts)
     if isinstance(error, CodeAliasBackendError):
         return error
-    if isinstance(error, elasticsearch.UnsupportedProductError):
-        return CodeAliasBackendError(
-            f"The server at {where} is not Elasticsearch (the client rejected its product header); point "
-            f"ELASTICSEARCH_URL at an Elasticsearch 8.x node"
-        )
-    if isinstance(error, elastic_transport.TlsError):
-        return CodeAliasBackendError(
-            f"TLS handshake with Elasticsearch at {where} failed ({_first_line(error)}); check the URL scheme "
-            f"(http vs https) and the CA certificate"
-        )
-    if isinstance(error, elastic_transport.ConnectionError):
-        return CodeAliasBackendError(
-            f"Elasticsearch at {where} is unreachable ({_first_line(error)}); start it with "
-            f"`docker compose up -d elasticsearch` or set ELASTICSEARCH_URL to a running server"
-        )
-    if isinstance(error, elasticsearch.AuthenticationException):
-        return CodeAliasBackendError(
-            f"Elasticsearch at {where} rejected the credentials (HTTP 401); set ELASTICSEARCH_API_KEY to a valid "
-            f"API key (base64 'id:key', or the key with ELASTICSEARCH_API_KEY_ID)"
-        )
-    if isinstance(error, elasticsearch.AuthorizationException):
-        return CodeAliasBackendError(
-            f"Elasticsearch at {where} refused access to index '{index}' (HTTP 403); the API key needs the "
-            f"read, write and create_index privileges on it"
-        )
+    for error_type, message in _CLIENT_ERRORS:
+        if isinstance(error, error_type):
+            return CodeAliasBackendError(message.format(where=where, index=index, error=_first_line(error)))
     if isinstance(error, ValueError) and "api_key_id is provided but api_key is missing" in str(error):
         return CodeAliasBackendError(
             "ELASTICSEARCH_API_KEY_ID is set but ELASTICSEARCH_API_KEY is not; set both, or only the base64 API key"
