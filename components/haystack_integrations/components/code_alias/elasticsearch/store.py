@@ -313,14 +313,7 @@ class CodeElasticsearchDocumentStore(ElasticsearchDocumentStore):
             self._check_documents(documents)
             if not documents:
                 return 0
-            written, errors = helpers.bulk(
-                client=self.client,
-                actions=self._bulk_actions(documents, policy),
-                refresh=refresh,
-                index=self._index,
-                raise_on_error=False,
-                stats_only=False,
-            )
+            written, errors = helpers.bulk(client=self.client, **self._bulk_request(documents, policy, refresh))
             self._raise_bulk_errors(errors, policy)
             return written
 
@@ -333,16 +326,20 @@ class CodeElasticsearchDocumentStore(ElasticsearchDocumentStore):
             self._check_documents(documents)
             if not documents:
                 return 0
-            written, errors = await helpers.async_bulk(
-                client=self.async_client,
-                actions=self._bulk_actions(documents, policy),
-                refresh=refresh,
-                index=self._index,
-                raise_on_error=False,
-                stats_only=False,
-            )
+            request = self._bulk_request(documents, policy, refresh)
+            written, errors = await helpers.async_bulk(client=self.async_client, **request)
             self._raise_bulk_errors(errors, policy)
             return written
+
+    def _bulk_request(self, documents: list[Document], policy: DuplicatePolicy, refresh: Refresh) -> dict[str, Any]:
+        """The bulk helpers' arguments but the client: per-document errors come back to be raised as one error."""
+        return {
+            "actions": self._bulk_actions(documents, policy),
+            "refresh": refresh,
+            "index": self._index,
+            "raise_on_error": False,
+            "stats_only": False,
+        }
 
     def _bulk_actions(self, documents: list[Document], policy: DuplicatePolicy) -> list[dict[str, Any]]:
         op_type = "index" if policy == DuplicatePolicy.OVERWRITE else "create"
