@@ -10,6 +10,7 @@ dictionary does not know. The check itself (`check_rewrite`) is framework-free; 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -158,6 +159,15 @@ def _resolve_symbol(dictionary: AliasDictionary, name: str) -> tuple[str | None,
     return None, "not in the dictionary"
 
 
+def _proposed_names(proposed: list[str] | None, kind: str, dropped: list[Dropped]) -> Iterator[tuple[str, str]]:
+    """`(raw, cleaned)` for each proposed name; what is not a name is recorded in `dropped`."""
+    for raw in proposed or []:
+        if not isinstance(raw, str) or not clean_name(raw):
+            dropped.append(Dropped(str(raw), kind, "not a name"))
+            continue
+        yield raw, clean_name(raw)
+
+
 # long: the filter's checks, in the order they apply to one rewrite
 def check_rewrite(
     dictionary: AliasDictionary,
@@ -189,48 +199,35 @@ def check_rewrite(
     )
     removed: list[str] = []
 
-    def keep(target: list[str], name: str) -> None:
-        if name not in target:
-            target.append(name)
+    def keep(target: list[str], raw: str, found: str) -> None:
+        """`found` (the dictionary's spelling of `raw`) into `target`, once; a respelling is recorded."""
+        if found not in target:
+            target.append(found)
+        if found != raw:
+            result.canonicalised[raw] = found
 
-    for raw in symbols or []:
-        if not isinstance(raw, str) or not clean_name(raw):
-            result.dropped.append(Dropped(str(raw), "symbol", "not a name"))
-            continue
-        name = clean_name(raw)
+    for raw, name in _proposed_names(symbols, "symbol", result.dropped):
         canonical, how = _resolve_symbol(dictionary, name)
         if canonical is not None:
-            keep(result.symbols, canonical)
-            if canonical != raw:
-                result.canonicalised[raw] = canonical
+            keep(result.symbols, raw, canonical)
             continue
         package = dictionary.resolve_package(name)
         if package is not None:
-            keep(result.packages, package)
+            keep(result.packages, raw, package)
             result.moved.append(name)
-            if package != raw:
-                result.canonicalised[raw] = package
             continue
         result.dropped.append(Dropped(name, "symbol", how))
         removed.append(name)
 
-    for raw in packages or []:
-        if not isinstance(raw, str) or not clean_name(raw):
-            result.dropped.append(Dropped(str(raw), "package", "not a name"))
-            continue
-        name = clean_name(raw)
+    for raw, name in _proposed_names(packages, "package", result.dropped):
         package = dictionary.resolve_package(name)
         if package is not None:
-            keep(result.packages, package)
-            if package != raw:
-                result.canonicalised[raw] = package
+            keep(result.packages, raw, package)
             continue
         canonical, _ = _resolve_symbol(dictionary, name)
         if canonical is not None:
-            keep(result.symbols, canonical)
+            keep(result.symbols, raw, canonical)
             result.moved.append(name)
-            if canonical != raw:
-                result.canonicalised[raw] = canonical
             continue
         result.dropped.append(Dropped(name, "package", "not in the dictionary"))
         removed.append(name)
