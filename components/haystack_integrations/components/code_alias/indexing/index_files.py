@@ -368,11 +368,8 @@ def check_artifact(folder: Path, artifact: Artifact, *, full: bool = False) -> N
 
 
 def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
     with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 # ---- writing -----------------------------------------------------------------------------------------------
