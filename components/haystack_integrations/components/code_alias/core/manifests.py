@@ -318,6 +318,13 @@ class _Context:
     def error(self, reason: str) -> ManifestError:
         return ManifestError(self.rel_path, reason)
 
+    def toml(self, text: str) -> dict[str, Any]:
+        """The manifest's TOML document; a `ManifestError` naming the file when it is not valid TOML."""
+        try:
+            return tomllib.loads(text)
+        except tomllib.TOMLDecodeError as error:
+            raise self.error(f"invalid TOML: {error}") from error
+
     def package(
         self,
         name: str,
@@ -554,10 +561,7 @@ def _top_segments(dotted: Iterable[str]) -> list[str]:
 
 
 def _parse_pyproject(ctx: _Context, text: str) -> list[PackageInfo]:
-    try:
-        document = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise ctx.error(f"invalid TOML: {error}") from error
+    document = ctx.toml(text)
     project = _table(ctx, document, "project")
     poetry = _table(ctx, document, "tool", "poetry")
     if project:
@@ -863,10 +867,7 @@ def _setup_py_import_names(ctx: _Context, reader: _SetupReader, keywords: dict[s
 
 # ---- Cargo -------------------------------------------------------------------------------------------------
 def _parse_cargo(ctx: _Context, text: str) -> list[PackageInfo]:
-    try:
-        document = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise ctx.error(f"invalid TOML: {error}") from error
+    document = ctx.toml(text)
     package = _table(ctx, document, "package")
     workspace = _table(ctx, document, "workspace")
     if "members" in workspace:
