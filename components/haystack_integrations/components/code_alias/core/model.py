@@ -365,6 +365,19 @@ class AliasDictionary(BaseModel):
         return dictionary
 
 
+def read_json_object(path: Path) -> dict[str, Any] | None:
+    """
+    The JSON object in `path`; None when the file is missing, unreadable, not JSON or not an object.
+
+    For the index's and caches' small record files, where a damaged or absent record reads as no record.
+    """
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
 def atomic_write_text(path: Path, text: str, *, shared: bool = False) -> None:
     """Write `text` to `path` through a temporary file in the same folder and an atomic rename."""
     atomic_write_bytes(path, text.encode("utf-8"), shared=shared)

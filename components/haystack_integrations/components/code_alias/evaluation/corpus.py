@@ -47,6 +47,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal, Protocol
 
+from ..core.model import read_json_object
 from ..core.symbols import language_for_path
 from ..errors import CodeAliasError
 from ..progress import progress_bar
@@ -384,11 +385,7 @@ class CorpusCache:
         return self.cache_dir / "manifests" / f"{key}.json"
 
     def _read_manifest(self, key: str) -> dict[str, Any]:
-        try:
-            value = json.loads(self._manifest_path(key).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        return value if isinstance(value, dict) else {}
+        return read_json_object(self._manifest_path(key)) or {}
 
     def _write_manifest(self, key: str, data: dict[str, Any]) -> None:
         path = self._manifest_path(key)

@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Literal, cast
 
-from ..core.model import atomic_write_bytes
+from ..core.model import atomic_write_bytes, read_json_object
 from ..errors import CodeAliasError
 
 Retrieval = Literal["hybrid", "lexical"]
@@ -101,11 +101,8 @@ def choose_for_build(folder: Path, lexical: bool | None, *, has_documents: bool)
 
 def recorded_semantic_hints(folder: Path) -> bool | None:
     """Whether the index records symbol-card vectors for semantic hints (None: no record)."""
-    try:
-        data = json.loads((folder / MODE_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    value = data.get("semantic_hints") if isinstance(data, dict) else None
+    data = read_json_object(folder / MODE_FILE)
+    value = data.get("semantic_hints") if data is not None else None
     return value if isinstance(value, bool) else None
 
 

@@ -19,7 +19,7 @@ from typing import Any, TypedDict
 from haystack.document_stores.in_memory import InMemoryDocumentStore
 
 from ..core.filters import filter_names as _values
-from ..core.model import atomic_write_bytes
+from ..core.model import atomic_write_bytes, read_json_object
 from ..core.repositories import RepositoryNameError, check_repo_name, default_repo_name
 from ..errors import CodeAliasError
 
@@ -68,12 +68,7 @@ def _now() -> str:
 
 def read_repositories(index_dir: Path) -> dict[str, RepositoryStatus]:
     """Name -> record of the repositories of `index_dir` (empty when none was recorded or the file is damaged)."""
-    try:
-        data = json.loads((index_dir / REPOSITORIES_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(data, dict):
-        return {}
+    data = read_json_object(index_dir / REPOSITORIES_FILE) or {}
     return {str(k): v for k, v in data.items() if isinstance(v, dict)}  # type: ignore[misc]
 
 

@@ -33,7 +33,7 @@ import numpy as np
 from filelock import FileLock, Timeout
 from haystack import Document
 
-from ..core.model import atomic_write_bytes
+from ..core.model import atomic_write_bytes, read_json_object
 from ..core.processes import process_alive
 from ..core.testfiles import is_test_file
 from ..paths import DICTIONARY_FILE
@@ -151,11 +151,8 @@ def dictionary_symbols(folder: Path) -> dict[tuple[str, str], Any]:
 # ---- the fill's record -------------------------------------------------------------------------------------
 def read_fill_status(folder: Path) -> dict[str, Any] | None:
     """The last fill's record (`vectors.json`), with state "interrupted" when a running fill's process is gone."""
-    try:
-        record = json.loads((folder / STATUS_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(record, dict):
+    record = read_json_object(folder / STATUS_FILE)
+    if record is None:
         return None
     if record.get("state") == "running" and not process_alive(record.get("pid")):
         record["state"] = "interrupted"

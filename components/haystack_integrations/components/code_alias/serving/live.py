@@ -55,7 +55,7 @@ from typing import TYPE_CHECKING, Any
 from typing_extensions import NotRequired, TypedDict
 
 from ..app.search import CodeSearch
-from ..core.model import atomic_write_bytes
+from ..core.model import atomic_write_bytes, read_json_object
 from ..core.processes import process_alive
 from ..core.repositories import origin_url
 from ..errors import CodeAliasError
@@ -355,11 +355,8 @@ def read_status(index_dir: Path) -> SyncStatus:
     if manifest is not None:  # what serves now, whoever built it
         empty["dictionary_version"] = manifest.dictionary.version if manifest.dictionary else None
         empty["documents"] = manifest.documents.count if manifest.documents else None
-    try:
-        recorded = json.loads((index_dir / STATUS_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return empty
-    if not isinstance(recorded, dict):
+    recorded = read_json_object(index_dir / STATUS_FILE)
+    if recorded is None:
         return empty
     merged = {**empty, **{k: v for k, v in recorded.items() if k in empty and k != "repositories"}}
     merged["dictionary_version"] = empty["dictionary_version"] or merged["dictionary_version"]
