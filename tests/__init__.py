@@ -7,7 +7,7 @@ several stages, the stage whose behaviour it asserts decides (the hint lookup an
 stage's). Four folders name no package folder:
 
 - `toplevel/`: the modules at the package's top level (`cli.py`, `terminal.py`, `answer_view.py`,
-  `presentation.py`, `paths.py`, `_legacy.py`);
+  `presentation.py`, `paths.py`, `_legacy.py`, `serialization.py`);
 - `end_to_end/`: the product as a user runs it (YAML pipelines with stock components, the README's commands, the
   notebooks, one question through every surface);
 - `structure/`: rules over the package's source as a whole (`test_package_structure.py`);
