@@ -36,9 +36,9 @@ from pathlib import Path
 from types import EllipsisType
 from typing import Any, ClassVar, Literal
 
-from filelock import FileLock, Timeout
 from haystack.document_stores.errors import DocumentStoreError
 
+from ..core.locks import LockTimeoutError, exclusive
 from ..core.model import atomic_write_bytes
 from ..errors import CodeAliasError
 from ..paths import DICTIONARY_FILE, DOCUMENTS_FILE
@@ -475,30 +475,22 @@ def index_lock(
     """
 
     folder.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(str(folder / LOCK_FILE), thread_local=False)
-    try:
-        lock.acquire(timeout=0)
-    except Timeout:
-        holder = lock_holder(folder)
-        if on_wait is not None:
-            on_wait(holder)
+    with contextlib.ExitStack() as stack:
         try:
-            lock.acquire(timeout=-1 if timeout is None else timeout)
-        except Timeout as error:
+            waiting = None if on_wait is None else (lambda: on_wait(lock_holder(folder)))
+            stack.enter_context(exclusive(folder / LOCK_FILE, timeout=timeout, on_wait=waiting))
+        except LockTimeoutError as error:
             raise IndexLockedError(
                 f"{folder / LOCK_FILE}: another `code-alias index` holds this index ({lock_holder(folder)}); "
                 "wait for it to finish"
             ) from error
-    except OSError as error:
-        raise OSError(error.errno, f"cannot lock {folder / LOCK_FILE}: {error.strerror or error}") from error
-    try:
         note = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
         with contextlib.suppress(OSError):  # the lock is what counts; the note about its holder is a courtesy
             atomic_write_bytes(folder / HOLDER_FILE, json.dumps(note).encode("utf-8"))
-        yield
-    finally:
-        (folder / HOLDER_FILE).unlink(missing_ok=True)
-        lock.release()
+        try:
+            yield
+        finally:
+            (folder / HOLDER_FILE).unlink(missing_ok=True)
 
 
 def lock_holder(folder: Path) -> str:

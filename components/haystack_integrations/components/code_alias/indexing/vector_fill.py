@@ -30,9 +30,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from filelock import FileLock, Timeout
 from haystack import Document
 
+from ..core.locks import exclusive
 from ..core.model import atomic_write_bytes, read_json_object
 from ..core.processes import process_alive
 from ..core.testfiles import is_test_file
@@ -210,18 +210,14 @@ def fill_lock(folder: Path, on_wait: Callable[[str], None] | None = None) -> Ite
     """One vector fill per index folder at a time (a second one waits, then finds little or nothing to do)."""
 
     folder.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(str(folder / FILL_LOCK_FILE), thread_local=False)
-    try:
-        lock.acquire(timeout=0)
-    except Timeout:
+
+    def waiting() -> None:
         if on_wait is not None:
             record = read_fill_status(folder) or {}
             on_wait(f"pid {record.get('pid', '?')}")
-        lock.acquire()
-    try:
+
+    with exclusive(folder / FILL_LOCK_FILE, on_wait=waiting):
         yield
-    finally:
-        lock.release()
 
 
 class VectorFiller:

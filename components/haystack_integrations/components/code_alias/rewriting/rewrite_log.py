@@ -2,8 +2,8 @@
 
 One line per rewrite: the question, the hints offered, the raw LLM answer, the final rewrite, what the
 faithfulness check dropped, the mode, latency, whether the cache answered, and why a fallback fired. Lines are
-appended under a lock (and an advisory file lock where the OS has one), so threads and worker processes of a
-server can share one file.
+appended under a lock of this process and the file lock `<log>.lock` (`core.locks`), so threads and worker
+processes of a server can share one file.
 """
 
 from __future__ import annotations
@@ -17,10 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, ClassVar
 
-try:  # POSIX advisory locks; Windows falls back to the in-process lock alone
-    import fcntl
-except ImportError:  # pragma: no cover
-    fcntl = None  # type: ignore[assignment]
+from ..core.locks import exclusive
 
 LOG_FIELDS: tuple[str, ...] = (
     "ts",
@@ -72,17 +69,13 @@ class RewriteLog:
         data = line.encode("utf-8")
         with self._lock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            try:
-                if fcntl is not None:
-                    fcntl.flock(fd, fcntl.LOCK_EX)
+            # A lock file beside the log, not the log itself: the lock's back end may write into its file.
+            with exclusive(self.path.with_name(self.path.name + ".lock")):
+                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
                 try:
                     os.write(fd, data)
                 finally:
-                    if fcntl is not None:
-                        fcntl.flock(fd, fcntl.LOCK_UN)
-            finally:
-                os.close(fd)
+                    os.close(fd)
 
 
 def _now() -> str:

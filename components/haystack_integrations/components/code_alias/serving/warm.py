@@ -15,15 +15,14 @@ later asks find it through its announcement (`server_discovery`).
 - It is not started when `--no-daemon` is given, with `CODE_ALIAS_NO_DAEMON=1`, or under CI or pytest (`CI` or
   `PYTEST_CURRENT_TEST` set) unless `CODE_ALIAS_DAEMON=1` asks for it.
 
-The starter half of this module imports only the standard library (it runs on every `ask`); the server half
-imports the app when it runs.
+The starter half of this module imports only the standard library and the lock helper (`core.locks`, on
+`filelock`): it runs on every `ask`. The server half imports the app when it runs.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import fcntl
 import os
 import secrets
 import signal
@@ -31,12 +30,13 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from importlib.util import find_spec
 from pathlib import Path
 from typing import IO, Any
 
+from ..core.locks import try_exclusive
 from .server_discovery import Peer, UnsafeLinkError, discover, index_key, link_dir, socket_path
 
 MODULE = "haystack_integrations.components.code_alias.serving.warm"
@@ -92,29 +92,6 @@ def log_path(index_dir: str | os.PathLike[str]) -> Path:
     return link_dir() / f"{index_key(index_dir)}.log"
 
 
-@contextlib.contextmanager
-def _locked(path: Path, *, timeout: float) -> Iterator[bool]:
-    """An exclusive `flock` on `path`, waited for up to `timeout` seconds; yields whether it was taken."""
-    handle = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    yield False
-                    return
-                time.sleep(0.05)
-        try:
-            yield True
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-    finally:
-        os.close(handle)
-
-
 def ensure_warm_server(index_dir: str | os.PathLike[str], *, timeout: float = START_TIMEOUT_SECONDS) -> Peer | None:
     """
     The warm server of `index_dir`: the announced one, else one started now and waited for (one per index even when
@@ -135,7 +112,7 @@ def ensure_warm_server(index_dir: str | os.PathLike[str], *, timeout: float = ST
     failed = folder / f"{index_key(index_dir)}.failed"
     if _failed_recently(failed):  # a broken start is not retried on every ask (each would pay for it)
         return None
-    with _locked(folder / f"{index_key(index_dir)}.start.lock", timeout=timeout) as taken:
+    with try_exclusive(folder / f"{index_key(index_dir)}.start.lock", timeout=timeout, mode=0o600) as taken:
         peer = discover(index_dir, said=said)
         if peer is not None or not taken:
             return peer
@@ -192,7 +169,7 @@ def serve_warm(index_dir: Path, *, idle: float) -> int:
     from .service import ServiceSettings
 
     folder = link_dir()
-    with _locked(folder / f"{index_key(index_dir)}.warm.lock", timeout=0) as taken:
+    with try_exclusive(folder / f"{index_key(index_dir)}.warm.lock", timeout=0, mode=0o600) as taken:
         if not taken:
             print("code-alias: a warm server of this index is already running", file=sys.stderr)
             return 0
