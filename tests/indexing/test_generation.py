@@ -18,7 +18,7 @@ from haystack_integrations.components.code_alias.app.search import CodeSearch
 from haystack_integrations.components.code_alias.indexing.code_index import CodeIndex
 from haystack_integrations.components.code_alias.indexing.dictionary_handle import DictionaryHandle
 from haystack_integrations.components.code_alias.indexing.index_files import current_manifest
-from haystack_integrations.components.code_alias.serving.push_sync import WarmIndexer
+from haystack_integrations.components.code_alias.indexing.push_sync import WarmIndexer
 from tests.support.repos import write_tree
 
 WAIT = 60.0  # seconds an event may take before the test fails (a loaded machine), never a sleep

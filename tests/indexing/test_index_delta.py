@@ -19,8 +19,8 @@ from haystack_integrations.components.code_alias.core.model import DictionaryErr
 from haystack_integrations.components.code_alias.indexing import documents_file, index_delta, index_files
 from haystack_integrations.components.code_alias.indexing import store as store_module
 from haystack_integrations.components.code_alias.indexing.dictionary_handle import DictionaryHandle
+from haystack_integrations.components.code_alias.indexing.push_sync import WarmIndexer
 from haystack_integrations.components.code_alias.paths import DICTIONARY_FILE
-from haystack_integrations.components.code_alias.serving.push_sync import WarmIndexer
 from tests.support.repos import SHOP_FILES, write_tree
 
 

@@ -25,12 +25,11 @@ from tests.support.repos import ACME_REPO, ROOT
 pytest.importorskip("hayhooks")
 import httpx  # a dependency of hayhooks
 
+from haystack_integrations.components.code_alias.indexing.refresh import STATUS_FILE, read_status
 from haystack_integrations.components.code_alias.serving.live import (
-    STATUS_FILE,
     PushRequest,
     WebhookRefused,
     parse_push,
-    read_status,
     signature_of,
     verify_request,
 )
@@ -419,18 +418,18 @@ def test_the_hayhooks_wrapper_takes_the_gitlab_token_only(tmp_path: Path, monkey
 def test_sync_ids_go_on_after_a_server_restart(tmp_path: Path) -> None:
     """A new server's first sync never shares an id with the previous server's last one (status polling)."""
     from haystack_integrations.components.code_alias.app.search import CodeSearch
-    from haystack_integrations.components.code_alias.serving.live import Syncer
+    from haystack_integrations.components.code_alias.indexing.refresh import Syncer
 
     repo = tmp_path / "acme_repo"
     shutil.copytree(ACME_REPO, repo)
     index_dir = (tmp_path / "index").resolve()
     CodeSearch(index_dir, lexical=True).index(repo)
     first = Syncer(index_dir, lexical=True)
-    ids = [first.submit(PushRequest(event="paths", paths=(RETRY_FILE,)))["sync_id"] for _ in range(2)]
+    ids = [first.submit((RETRY_FILE,))["sync_id"] for _ in range(2)]
     assert first.wait(ids[-1], timeout=120) and read_status(index_dir)["last_sync_id"] == ids[-1]
 
     restarted = Syncer(index_dir, lexical=True)  # what a new server process builds
-    queued = restarted.submit(PushRequest(event="paths", paths=(RETRY_FILE,)))
+    queued = restarted.submit((RETRY_FILE,))
     assert queued["sync_id"] > ids[-1]
     assert restarted.wait(queued["sync_id"], timeout=120)
     assert read_status(index_dir)["last_sync_id"] == queued["sync_id"]
@@ -462,7 +461,7 @@ def test_a_push_for_a_tree_that_is_gone_is_in_the_record_and_the_log(
 ) -> None:
     from haystack_integrations.components.code_alias.app.search import CodeSearch
     from haystack_integrations.components.code_alias.cli import main
-    from haystack_integrations.components.code_alias.serving.live import handle_webhook, syncer_for
+    from haystack_integrations.components.code_alias.serving.live import handle_webhook, webhook_for
 
     repo = tmp_path / "acme_repo"
     shutil.copytree(ACME_REPO, repo)
@@ -484,7 +483,7 @@ def test_a_push_for_a_tree_that_is_gone_is_in_the_record_and_the_log(
     with pytest.raises(WebhookRefused):
         handle_webhook(index_dir, signed(body, "wrong"), body, secret=SECRET.encode(), client="10.0.0.10")
     assert (index_dir / STATUS_FILE).read_bytes() == before
-    unauthenticated = syncer_for(index_dir).unauthenticated
+    unauthenticated = webhook_for(index_dir).unauthenticated
     assert unauthenticated["count"] == 1 and unauthenticated["last_status"] == 401
     assert main(["status", "--index-dir", str(index_dir)]) == 0
     shown = capsys.readouterr().out
@@ -493,7 +492,7 @@ def test_a_push_for_a_tree_that_is_gone_is_in_the_record_and_the_log(
 
 def test_a_sync_does_not_overwrite_a_refusal_recorded_while_it_ran(tmp_path: Path) -> None:
     from haystack_integrations.components.code_alias.app.search import CodeSearch
-    from haystack_integrations.components.code_alias.serving import live
+    from haystack_integrations.components.code_alias.indexing import refresh
 
     repo = tmp_path / "acme_repo"
     shutil.copytree(ACME_REPO, repo)
@@ -510,10 +509,10 @@ def test_a_sync_does_not_overwrite_a_refusal_recorded_while_it_ran(tmp_path: Pat
     CodeSearch.index = paused_index  # type: ignore[method-assign]
     try:
         outcome: dict[str, Any] = {}
-        thread = threading.Thread(target=lambda: outcome.update(live.run_sync(index_dir, repo, lexical=True)))
+        thread = threading.Thread(target=lambda: outcome.update(refresh.run_sync(index_dir, repo, lexical=True)))
         thread.start()
         assert started.wait(60)
-        live.record_refusal(index_dir, 422, "a body that is no push")
+        refresh.record_refusal(index_dir, 422, "a body that is no push")
         go_on.set()
         thread.join(120)
     finally:
@@ -527,7 +526,7 @@ def test_a_failed_vector_fill_after_a_sync_is_in_the_record(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     from haystack_integrations.components.code_alias.app.search import CodeSearch
-    from haystack_integrations.components.code_alias.serving.live import Syncer
+    from haystack_integrations.components.code_alias.indexing.refresh import Syncer
 
     repo = tmp_path / "acme_repo"
     shutil.copytree(ACME_REPO, repo)
@@ -542,7 +541,7 @@ def test_a_failed_vector_fill_after_a_sync_is_in_the_record(
 
     indexer.fill_vectors = broken  # type: ignore[method-assign]
     caplog.set_level("WARNING")
-    queued = syncer.submit(PushRequest(event="paths", paths=(RETRY_FILE,)))
+    queued = syncer.submit((RETRY_FILE,))
     assert syncer.wait(queued["sync_id"], timeout=120)
     record = read_status(index_dir)
     assert record["state"] == "ok" and record["last_warning"] is not None

@@ -263,6 +263,7 @@ MODULE_STATE = {
     ("indexing/index_files.py", "LEGACY_NAMES"): "a constant table, never written",
     ("indexing/index_files.py", "_PATTERNS"): "a constant table, never written",
     ("indexing/index_delta.py", "_SMALL_FIELDS"): "a constant set of field names, never written",
+    ("indexing/refresh.py", "_STATUS_LOCK"): "one writer of a folder's `sync-status.json` at a time: a lock, no values",
     ("retrieval/embedders.py", "_PACKAGED_MODELS"): "a constant set of model names, never written",
     ("retrieval/embedders.py", "DEFAULT_META_FIELDS"): "a constant default, never written",
     ("app/pipelines.py", "PIPELINE_FILES"): "a constant table, never written",

@@ -7,6 +7,17 @@ first so that base's constructor and message stay what they were, so callers tha
 
 from __future__ import annotations
 
+import re
+
 
 class CodeAliasError(Exception):
     """Base class of the package's exceptions (see the module docstring)."""
+
+
+# An absolute POSIX path (or a Windows drive path) after a start, a space, a quote, `=` or `(`; URLs do not match.
+_PATH_RE = re.compile(r"""(?:(?<=^)|(?<=[\s'"=(\[]))(?:[A-Za-z]:\\|/)(?:[^\s'"()\[\]]*[/\\])?([^\s'"()\[\]/\\]*)""")
+
+
+def hide_paths(message: str) -> str:
+    """`message` with every absolute file path cut to `.../last-part`, so an error shows no server directories."""
+    return _PATH_RE.sub(lambda match: f".../{match.group(1)}" if match.group(1) else "...", message)

@@ -1,4 +1,4 @@
-"""Serving: `code-alias serve`, the Hayhooks wrappers, the shared service, server discovery and live sync.
+"""Serving, the transports only: `code-alias serve`, the Hayhooks wrappers, the shared service, the webhook.
 
 Nothing is imported here: import the modules themselves (`serving.server`, `serving.service`, ...). This folder took
 the name of the old module `code_alias.serving`, now `serving.service`: a name read from the folder that is not one of
@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-_MODULES = frozenset({"hayhooks_wrappers", "live", "push_sync", "server", "server_discovery", "service"})
+_MODULES = frozenset({"hayhooks_wrappers", "live", "server", "server_discovery", "service"})
 
 
 def __getattr__(name: str) -> Any:

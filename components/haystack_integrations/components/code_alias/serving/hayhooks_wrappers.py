@@ -35,16 +35,11 @@ from haystack_integrations.components.code_alias.app.requests import (
     TopK,
     UseRewrite,
 )
+from haystack_integrations.components.code_alias.indexing.refresh import SyncStatus, read_status
 from haystack_integrations.components.code_alias.serving.chat import ChatAnswer, CodeChat
 from haystack_integrations.components.code_alias.serving.graph_service import attach_usage
 from haystack_integrations.components.code_alias.serving.graph_wrappers import GRAPH_DEPLOYMENTS
-from haystack_integrations.components.code_alias.serving.live import (
-    SyncStatus,
-    WebhookRefused,
-    handle_webhook,
-    read_status,
-    syncer_for,
-)
+from haystack_integrations.components.code_alias.serving.live import WebhookRefused, handle_webhook, webhook_for
 from haystack_integrations.components.code_alias.serving.service import (
     AskResponse,
     AutocompleteResponse,
@@ -264,14 +259,15 @@ chat generator is configured, and the last refresh (sync) of the index.
         """
         settings = self.service.settings
         sync = read_status(settings.index_dir)
-        syncer = syncer_for(settings.index_dir, backend=settings.backend, lexical=settings.lexical)
-        sync["unauthenticated"] = dict(syncer.unauthenticated)  # this server's, never written to disk
+        webhook = webhook_for(settings.index_dir, backend=settings.backend, lexical=settings.lexical)
+        sync["unauthenticated"] = dict(webhook.unauthenticated)  # this server's, never written to disk
         return {**self.service.status(), "sync": sync}
 
 
 class SyncWrapper(BasePipelineWrapper):
     """
-    Refresh on push: re-index the served repository from its working tree (`live.py`; `CodeSearch.index`).
+    Refresh on push: re-index the served repository from its working tree (`serving/live.py` queues it,
+    `indexing/refresh.py` runs it: `CodeSearch.index`).
 
     Under `code-alias serve` the route reads the raw body and accepts GitHub's `X-Hub-Signature-256`; under
     `hayhooks run` only the parsed JSON reaches `run_api`, so only GitLab's `X-Gitlab-Token` (the secret itself)

@@ -1,16 +1,9 @@
-# long: webhook re-indexing: signatures, the queue, the sync worker and its status
-"""Refresh on push: a signed webhook (or `code-alias sync`) re-indexes a repository that is already indexed.
+"""Refresh on push, the HTTP side: a signed webhook queues a re-index of a repository that is already indexed.
 
-`code-alias sync` (cron, a person) refreshes with `CodeSearch.index` on the working tree the index was built from,
-the very code path of `code-alias index`: it walks the tree and re-indexes the files whose content changed. A
-server's syncs (embedded default) go through one warm `push_sync.WarmIndexer` per index folder, which runs the
-same indexing components but keeps them loaded between syncs, reads only the paths the push names (the whole tree
-when it names none), and hands the new build to the server's queries in one step with its BM25 index already
-built; a hybrid index gets the changed chunks' vectors right after (they answer lexically until then). Both take
-the index folder's lock (so syncs from the server, from cron and from a person queue behind each other), keep the
-names a rename retired as aliases, and make the new dictionary and documents current with one atomic swap of
-`manifest.json`. Until that swap every question is answered from the previous build; a sync that fails leaves the
-previous build in place. Bringing the working tree up to date (`git pull`) is the deployer's job: see
+The endpoint authenticates the request, reads which repository and paths the push names, drops replays, and
+queues a sync on the index folder's `indexing.refresh.Syncer` (one per folder in this server, `syncer_for`): the
+re-indexing itself, the warm indexer and the record of each sync are the indexing stage's (`indexing/refresh.py`,
+`indexing/push_sync.py`). Bringing the working tree up to date (`git pull`) is the deployer's job: see
 `docs/serving.md`.
 
 What a webhook must carry (`verify_request`):
@@ -27,14 +20,11 @@ the same signed push body under any id), and a GitHub push whose signed `pushed_
 acknowledged (200, `"accepted": false`) without a sync (`DeliveryLog`). A body nesting deeper than
 `json_depth.MAX_JSON_DEPTH` is a 422 before it is parsed.
 
-Every sync (from the server or the CLI) records its outcome in `sync-status.json` in the index folder (written
-atomically), which `code-alias status` and the server's `code_alias_status` report: last sync, trigger, dictionary
-version, documents, last error. A refresh refused after authentication (a tree that is gone, a repository the
-index does not hold, a body that is no push) is recorded there too (`last_refused`, `refusals`), and so is a
-refresh whose follow-up failed (the synced chunks' vectors, folding the deltas: `last_warning`); each goes to the
-server log with its reason. Requests refused before authentication are logged and counted in memory only
-(`code_alias_status`'s `sync.unauthenticated`): anyone who reaches the port can send them, and they must not make
-the server write.
+A refresh refused after authentication (a tree that is gone, a repository the index does not hold, a body that is
+no push) is recorded in the index folder's `sync-status.json` (`indexing.refresh.record_refusal`) and logged with
+its reason. Requests refused before authentication are logged and counted in memory only (`code_alias_status`'s
+`sync.unauthenticated`, `Webhook.unauthenticated`): anyone who reaches the port can send them, and they must not
+make the server write.
 """
 
 from __future__ import annotations
@@ -50,41 +40,30 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from typing_extensions import NotRequired, TypedDict
-
-from ..app.search import CodeSearch
-from ..core.model import atomic_write_bytes, read_json_object
-from ..core.processes import process_alive
 from ..core.repositories import origin_url
 from ..errors import CodeAliasError
-from ..indexing import index_files
-from ..indexing.dictionary_handle import DictionaryHandle
-from ..indexing.index_files import current_manifest
-from ..indexing.repositories import as_recorded, read_repositories
-from ..paths import DICTIONARY_FILE
+from ..indexing.refresh import (
+    Syncer,
+    indexed_root,
+    one_line,
+    record_refusal,
+    sync_lock_timeout,
+    utc_now,
+)
+from ..indexing.repositories import read_repositories
 from .json_depth import MAX_JSON_DEPTH, too_deep
-from .push_sync import WarmIndexer
-from .service import hide_paths
-
-if TYPE_CHECKING:
-    from .push_sync import WarmIndexer
 
 logger = logging.getLogger(__name__)
 
 SECRET_ENV = "CODE_ALIAS_WEBHOOK_SECRET"
-LOCK_TIMEOUT_ENV = "CODE_ALIAS_SYNC_LOCK_TIMEOUT"
-DEFAULT_LOCK_TIMEOUT = 900.0
-STATUS_FILE = "sync-status.json"
 MAX_PATHS = 10_000
 MAX_PATH_CHARS = 1_000
-MAX_ERROR_CHARS = 500
 #: A delivery seen this recently is a replay; a GitHub push older than this is stale (`DeliveryLog`).
 REPLAY_WINDOW_SECONDS = 3600.0
 #: Deliveries remembered at most (the oldest are forgotten first): a storm of fresh ids cannot grow the log.
 MAX_DELIVERIES = 10_000
-_STATUS_LOCK = threading.RLock()  # one writer of a `sync-status.json` at a time in this process
 
 
 class WebhookRefused(CodeAliasError):
@@ -94,33 +73,6 @@ class WebhookRefused(CodeAliasError):
         super().__init__(detail)
         self.status_code = status_code
         self.detail = detail
-
-
-class SyncStatus(TypedDict):
-    """The outcome of the last refresh of an index folder (from `sync-status.json`)."""
-
-    state: str  # "never", "running", "ok" or "failed"
-    last_sync_id: int | None
-    last_trigger: str | None
-    last_started_at: str | None
-    last_finished_at: str | None
-    last_seconds: float | None
-    last_ok_at: str | None
-    last_error: str | None
-    root: str | None
-    dictionary_version: str | None
-    documents: int | None
-    files_changed: int | None
-    files_removed: int | None
-    paths: int | None
-    refused: list[dict[str, str]]
-    phases: dict[str, float] | None
-    pid: int | None
-    repositories: dict[str, Any]
-    last_refused: dict[str, Any] | None  # {at, status, reason, trigger}: the last refresh refused after authentication
-    refusals: int  # how many were refused after authentication, ever (this index folder)
-    last_warning: dict[str, Any] | None  # {at, what, reason}: the last follow-up of a refresh that failed
-    unauthenticated: NotRequired[dict[str, Any]]  # a server's requests refused before authentication (in memory)
 
 
 # ---- authentication ---------------------------------------------------------------------------------------------
@@ -316,297 +268,19 @@ class DeliveryLog:
         return None
 
 
-# ---- the sync record -----------------------------------------------------------------------------------------------
-def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-
-
-def read_status(index_dir: Path) -> SyncStatus:
-    """The last sync of `index_dir` (state "never" when none was recorded); a damaged record reads as "never"."""
-    empty: SyncStatus = {
-        "state": "never",
-        "last_sync_id": None,
-        "last_trigger": None,
-        "last_started_at": None,
-        "last_finished_at": None,
-        "last_seconds": None,
-        "last_ok_at": None,
-        "last_error": None,
-        "root": None,
-        "dictionary_version": None,
-        "documents": None,
-        "files_changed": None,
-        "files_removed": None,
-        "paths": None,
-        "refused": [],
-        "phases": None,
-        "pid": None,
-        "repositories": {},
-        "last_refused": None,
-        "refusals": 0,
-        "last_warning": None,
-    }
-    empty["repositories"] = dict(read_repositories(index_dir))
-    manifest = None
-    try:
-        manifest = current_manifest(index_dir)
-    except Exception:  # a damaged manifest is reported by the index status itself
-        logger.debug("code-alias: no readable manifest in %s", index_dir)
-    if manifest is not None:  # what serves now, whoever built it
-        empty["dictionary_version"] = manifest.dictionary.version if manifest.dictionary else None
-        empty["documents"] = manifest.documents.count if manifest.documents else None
-    recorded = read_json_object(index_dir / STATUS_FILE)
-    if recorded is None:
-        return empty
-    merged = {**empty, **{k: v for k, v in recorded.items() if k in empty and k != "repositories"}}
-    merged["dictionary_version"] = empty["dictionary_version"] or merged["dictionary_version"]
-    merged["documents"] = empty["documents"] if empty["documents"] is not None else merged["documents"]
-    if merged["state"] == "running" and not process_alive(merged["pid"]):
-        merged["state"] = "failed"
-        merged["last_error"] = f"interrupted: process {merged['pid']} ended during the sync; the previous build serves"
-    return merged  # type: ignore[return-value]
-
-
-#: What `record_refusal` and `record_warning` write while a sync may be running: a sync's own record keeps them
-#: as they are on disk when it writes (`_write_status(keep=...)`), instead of the values it read when it started.
-_SIDE_FIELDS = ("last_refused", "refusals", "last_warning")
-
-
-def _write_status(index_dir: Path, status: Mapping[str, Any], *, keep: tuple[str, ...] = ()) -> None:
-    with _STATUS_LOCK:
-        record = dict(status)
-        if keep:
-            current = read_status(index_dir)
-            record.update({key: current[key] for key in keep if key in current})  # type: ignore[literal-required]
-        try:
-            atomic_write_bytes(index_dir / STATUS_FILE, json.dumps(record, indent=1).encode("utf-8"))
-        except OSError as error:  # the sync itself is what matters; say why the record is stale
-            logger.warning("code-alias: could not record the sync in %s: %s", index_dir / STATUS_FILE, error)
-
-
-def _update_status(index_dir: Path, **fields: Any) -> SyncStatus:
-    """Change some fields of the record on disk (read and written under the process's status lock)."""
-    with _STATUS_LOCK:
-        record: dict[str, Any] = {**read_status(index_dir), **fields}
-        record.pop("repositories", None)  # read from repositories.json, never written here
-        _write_status(index_dir, record)
-    return record  # type: ignore[return-value]
-
-
-def record_refusal(index_dir: Path, status: int, reason: str, *, trigger: str = "webhook") -> None:
-    """
-    A refresh refused after authentication: in the record (`last_refused`, `refusals`) and in the log, with why.
-    """
-    logger.warning("code-alias: refresh of %s refused (%d): %s", index_dir, status, reason)
-    with _STATUS_LOCK:
-        count = int(read_status(index_dir).get("refusals") or 0)
-        refused = {"at": _now(), "status": status, "reason": hide_paths(reason)[:MAX_ERROR_CHARS], "trigger": trigger}
-        _update_status(index_dir, last_refused=refused, refusals=count + 1)
-
-
-def record_warning(index_dir: Path, what: str, reason: str) -> None:
-    """A refresh whose follow-up (`what`: "vectors", "compaction") failed: in the record and (by the caller) the log."""
-    _update_status(index_dir, last_warning={"at": _now(), "what": what, "reason": reason[:MAX_ERROR_CHARS]})
-
-
-def _one_line(error: BaseException) -> str:
-    while type(error).__name__ == "PipelineRuntimeError" and error.__cause__ is not None:
-        error = error.__cause__
-
-    text = hide_paths(" ".join(f"{type(error).__name__}: {error}".split()))
-    return text if len(text) <= MAX_ERROR_CHARS else text[: MAX_ERROR_CHARS - 3] + "..."
-
-
-def indexed_root(index_dir: Path) -> Path:
-    """
-    The working tree the index in `index_dir` was built from.
-
-    :raises FileNotFoundError: No index, or its root is not a folder on this machine.
-    """
-
-    root = DictionaryHandle.for_path(index_dir / DICTIONARY_FILE).dictionary.root
-    if not root or not Path(root).is_dir():
-        raise FileNotFoundError(
-            f"the index in {index_dir} was built from {root or 'an unknown folder'}, which is not a folder here"
-        )
-    return Path(root)
-
-
-def sync_targets(
-    index_dir: Path, root: str | os.PathLike[str] | None, repo: str | None
-) -> list[tuple[Path, str | None]]:
-    """
-    (folder, repository name) pairs a sync refreshes: `root` as `repo`; else `repo`'s recorded folder; else every
-    recorded repository; else the folder the index was built from.
-
-    :raises FileNotFoundError: `repo` is not in the index and no `root` was given, or no folder is known.
-    """
-    if root is not None:
-        return [(Path(root).expanduser().resolve(), repo)]
-    records = read_repositories(index_dir)
-    if repo is not None:
-        name = as_recorded(repo, records)
-        record = records.get(name)
-        if record is None or not record.get("root"):
-            known = ", ".join(sorted(records)) or "none"
-            raise FileNotFoundError(f"no repository {repo!r} recorded in {index_dir} (it holds: {known})")
-        return [(Path(str(record["root"])), name)]
-    if len(records) > 1:
-        return [(Path(str(r["root"])), name) for name, r in sorted(records.items()) if r.get("root")]
-    return [(indexed_root(index_dir), None)]
-
-
-def run_sync(
-    index_dir: str | os.PathLike[str],
-    root: str | os.PathLike[str] | None = None,
-    *,
-    backend: str = "embedded",
-    lexical: bool | None = None,
-    trigger: str = "cli",
-    paths: tuple[str, ...] = (),
-    sync_id: int | None = None,
-    lock_timeout: float | None = None,
-    repo: str | None = None,
-    indexer: WarmIndexer | None = None,
-) -> SyncStatus:
-    """
-    Refresh the index of `root` (default: the tree it was built from) with `CodeSearch.index`, and record how it went.
-
-    In an index of several repositories, `repo` names the one to refresh (its recorded folder unless `root` is
-    given); with neither `root` nor `repo`, every repository is refreshed in turn.
-
-    :param index_dir: The index folder.
-    :param root: The working tree; None = the one the index was built from.
-    :param backend: "embedded" or "elasticsearch".
-    :param lexical: As `CodeSearch`; None follows the index.
-    :param trigger: What asked for the sync ("cli", "webhook", ...), for the record.
-    :param paths: The paths the request said changed. With `indexer`, only they are re-read (none: the tree is
-        walked); without, they are only recorded and the whole tree is compared by content.
-    :param sync_id: A number for the record (the server counts its syncs).
-    :param lock_timeout: Seconds to wait for another writer; None waits.
-    :param repo: The repository to refresh, by the name the index knows it under.
-    :param indexer: A server's warm indexer of this folder (`push_sync.WarmIndexer`, embedded default): its
-        components stay loaded between syncs and the new build is handed to the server's queries at once.
-    :returns: The record written to `sync-status.json`; `state` is "ok" or "failed" (then `last_error` says why).
-    """
-
-    folder = Path(index_dir).expanduser().resolve()
-    previous = read_status(folder)
-    started = time.perf_counter()
-    record: dict[str, Any] = {
-        **previous,
-        "state": "running",
-        "last_sync_id": sync_id,
-        "last_trigger": trigger,
-        "last_started_at": _now(),
-        "paths": len(paths),
-        "pid": os.getpid(),
-    }
-    _write_status(folder, record, keep=_SIDE_FIELDS)
-    try:
-        search = CodeSearch(folder, backend=backend, lexical=lexical)  # type: ignore[arg-type]
-        for tree, name in sync_targets(folder, root, repo):
-            if indexer is not None:
-                stats = indexer.sync(tree, repo=name, paths=paths or None, lock_timeout=lock_timeout)
-            else:
-                stats = search.index(tree, lock_timeout=lock_timeout, repo=name)
-    except Exception as error:
-        logger.warning("code-alias: sync of %s failed; the previous build keeps serving: %s", folder, _one_line(error))
-        record.update(state="failed", last_error=_one_line(error))
-    else:
-        record.update(
-            state="ok",
-            last_error=None,
-            last_ok_at=_now(),
-            root=stats["root"],
-            files_changed=stats["files_changed"],
-            files_removed=stats["files_removed"],
-            refused=stats.get("refused") or [],
-            phases=stats.get("phases"),
-        )
-    record.update(last_finished_at=_now(), last_seconds=round(time.perf_counter() - started, 3))
-    manifest = current_manifest(folder)
-    if manifest is not None:
-        record["dictionary_version"] = manifest.dictionary.version if manifest.dictionary else None
-        record["documents"] = manifest.documents.count if manifest.documents else None
-    _write_status(folder, record, keep=_SIDE_FIELDS)
-    return record  # type: ignore[return-value]
-
-
-# ---- the server's queue ----------------------------------------------------------------------------------------------
+# ---- the endpoint of one index folder -------------------------------------------------------------------------------
 @dataclass
-class Syncer:
+class Webhook:
     """
-    One background worker per index folder: requests queue, and the requests waiting when a sync ends are served by
-    one more sync (a burst of pushes costs at most two refreshes). The index lock serialises it with `code-alias
-    sync` / `code-alias index` run by other processes.
+    The webhook endpoint of one index folder in this server: the folder's sync queue, the deliveries it has seen
+    (replays), and the requests refused before authentication (counted in memory only, never written).
     """
 
-    index_dir: Path
-    backend: str = "embedded"
-    lexical: bool | None = None
-    lock_timeout: float | None = DEFAULT_LOCK_TIMEOUT
-    _condition: threading.Condition = field(default_factory=threading.Condition)
-    _requested: int = 0
-    _done: int = 0
-    _running: bool = False
-    _paths: dict[str | None, list[str]] = field(default_factory=dict)  # per repository (None: the only one)
-    _repos: set[str | None] = field(default_factory=set)
-    _thread: threading.Thread | None = None
-    _indexer: WarmIndexer | None = None
-    _walks: set[str | None] = field(default_factory=set)  # repositories a request without paths asked for
+    syncer: Syncer
     deliveries: DeliveryLog = field(default_factory=DeliveryLog)
-    # Requests refused before authentication, counted in memory only (`handle_webhook`): count, last at/status/why.
+    # Requests refused before authentication (`handle_webhook`): count, last at/status/why.
     unauthenticated: dict[str, Any] = field(default_factory=lambda: {"count": 0})
-
-    def __post_init__(self) -> None:
-        # Ids go on from the last recorded sync, so a client polling `last_sync_id >= its id` after a server
-        # restart never reads the previous server's record as its own sync done.
-        last = read_status(Path(self.index_dir).expanduser()).get("last_sync_id")
-        self._requested = self._done = last if isinstance(last, int) and last > 0 else 0
-
-    def indexer(self) -> WarmIndexer | None:
-        """The warm indexer the syncs share (embedded default only; Elasticsearch re-indexes as the CLI does)."""
-        if self.backend != "embedded":
-            return None
-        if self._indexer is None:
-            self._indexer = WarmIndexer(self.index_dir, lexical=self.lexical)
-        return self._indexer
-
-    def _fill_vectors(self) -> None:
-        """
-        A hybrid index: the synced chunks answer lexically from the swap on (`status` says the sync is done); their
-        vectors come right after, before the next sync starts. A failure here leaves them to `code-alias embed`.
-        """
-        indexer = self._indexer
-        if indexer is None:
-            return
-        try:
-            indexer.fill_vectors(lock_timeout=self.lock_timeout)
-        except Exception as error:
-            logger.warning(
-                "code-alias: vectors of the synced chunks not computed (%s); `code-alias embed` adds them",
-                _one_line(error),
-            )
-            record_warning(Path(self.index_dir), "vectors", f"{_one_line(error)}; `code-alias embed` adds them")
-
-    def submit(self, request: PushRequest, repo: str | None = None) -> dict[str, Any]:
-        """
-        Queue a refresh (of repository `repo` in an index of several; None: all); returns at once with its id
-        (`status` shows `last_sync_id` >= it once done).
-        """
-        with self._condition:
-            self._requested += 1
-            self._paths.setdefault(repo, []).extend(request.paths)
-            if not request.paths:  # one request without paths: compare the whole tree
-                self._walks.add(repo)
-            self._repos.add(repo)
-            ahead = 1 if self._running else 0
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._work, name="code-alias-sync", daemon=True)
-                self._thread.start()
-            self._condition.notify_all()
-            return {"accepted": True, "sync_id": self._requested, "running_ahead": ahead, "paths": len(request.paths)}
+    _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def refused(self, refusal: WebhookRefused, *, authenticated: bool, client: str) -> None:
         """
@@ -614,112 +288,35 @@ class Syncer:
         the server could not act on), else only in this server's memory (`unauthenticated`).
         """
         if authenticated:
-            record_refusal(Path(self.index_dir), refusal.status_code, f"{refusal.detail} (from {client})")
+            record_refusal(Path(self.syncer.index_dir), refusal.status_code, f"{refusal.detail} (from {client})")
             return
         logger.warning("code-alias: webhook from %s refused (%s): %s", client, refusal.status_code, refusal.detail)
-        with self._condition:
+        with self._lock:
             self.unauthenticated = {
                 "count": int(self.unauthenticated.get("count", 0)) + 1,
-                "last_at": _now(),
+                "last_at": utc_now(),
                 "last_status": refusal.status_code,
                 "last_reason": refusal.detail,
             }
 
-    def wait(self, sync_id: int, timeout: float | None = None) -> bool:
-        """Block until the sync `sync_id` has finished (True), or `timeout` seconds passed (False)."""
-        with self._condition:
-            return self._condition.wait_for(lambda: self._done >= sync_id, timeout)
 
-    def _compact(self) -> None:
-        """
-        When no push waits (`WarmIndexer.idle`): save the last sync's BM25 index for other processes, and fold the
-        chains of deltas into whole files if they have grown past the soft limit, off the syncs' path. A failure
-        leaves the chains, which still read right.
-        """
-        indexer = self._indexer
-        if indexer is None:
-            return
-        try:
-            indexer.idle(lock_timeout=1.0)  # another writer holds the index: it is not idle, try after the next
-        except index_files.IndexLockedError:
-            logger.info("code-alias: deltas not compacted now: another writer holds the index; the next idle retries")
-        except Exception as error:
-            logger.warning("code-alias: deltas not compacted (%s); the next idle moment retries", _one_line(error))
-            record_warning(Path(self.index_dir), "compaction", f"{_one_line(error)}; the next idle moment retries")
-
-    def _work(self) -> None:
-        while True:
-            with self._condition:
-                if self._done >= self._requested:
-                    self._thread = None
-                    break
-                target, pending, walks = self._requested, self._paths, self._walks
-                self._paths, self._walks = {}, set()
-                # One sync per repository asked for since the last one; None (all of them) covers every name.
-                repos = [None] if None in self._repos else sorted(r for r in self._repos if r is not None)
-                self._repos = set()
-                self._running = True
-            try:
-                for repo in repos:
-                    # A repository's own pushes' paths (all of them for None); none at all: walk its tree.
-                    named = [p for r, ps in pending.items() if repo is None or r == repo for p in ps]
-                    walk = None in walks or repo in walks or (repo is None and bool(walks))
-                    run_sync(
-                        self.index_dir,
-                        backend=self.backend,
-                        lexical=self.lexical,
-                        trigger="webhook",
-                        paths=() if walk else tuple(dict.fromkeys(named)),
-                        sync_id=target,
-                        lock_timeout=self.lock_timeout,
-                        repo=repo,
-                        indexer=self.indexer(),
-                    )
-                self._fill_vectors()
-                if self._indexer is not None:
-                    self._indexer.settle()
-            except Exception:  # run_sync records its own failures; this is a bug, kept out of the worker's way
-                logger.exception("code-alias: sync worker error")
-            finally:
-                with self._condition:
-                    self._running = False
-                    self._done = target
-                    self._condition.notify_all()
-        # Idle: a push arriving now starts another worker, which waits for the indexer while this compacts.
-        self._compact()
+_WEBHOOKS: dict[Path, Webhook] = {}
+_WEBHOOKS_LOCK = threading.Lock()
 
 
-_SYNCERS: dict[Path, Syncer] = {}
-_SYNCERS_LOCK = threading.Lock()
-
-
-def sync_lock_timeout(environ: Mapping[str, str] | None = None) -> float:
-    """
-    Seconds a server's sync waits behind another writer (`CODE_ALIAS_SYNC_LOCK_TIMEOUT`, default 900) before it
-    fails and says who holds the index.
-
-    :raises ValueError: Not a positive number (naming the variable).
-    """
-    text = (os.environ if environ is None else environ).get(LOCK_TIMEOUT_ENV, "").strip()
-    if not text:
-        return DEFAULT_LOCK_TIMEOUT
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not value > 0:
-        raise ValueError(f"{LOCK_TIMEOUT_ENV} must be a positive number of seconds, got {text!r}")
-    return value
+def webhook_for(index_dir: Path, *, backend: str = "embedded", lexical: bool | None = None) -> Webhook:
+    """The process's one webhook endpoint (and sync queue) for `index_dir`."""
+    with _WEBHOOKS_LOCK:
+        webhook = _WEBHOOKS.get(index_dir)
+        if webhook is None:
+            syncer = Syncer(index_dir, backend=backend, lexical=lexical, lock_timeout=sync_lock_timeout())
+            webhook = _WEBHOOKS[index_dir] = Webhook(syncer)
+        return webhook
 
 
 def syncer_for(index_dir: Path, *, backend: str = "embedded", lexical: bool | None = None) -> Syncer:
     """The process's one `Syncer` for `index_dir` (its lock timeout from `CODE_ALIAS_SYNC_LOCK_TIMEOUT`)."""
-    with _SYNCERS_LOCK:
-        syncer = _SYNCERS.get(index_dir)
-        if syncer is None:
-            syncer = Syncer(index_dir, backend=backend, lexical=lexical, lock_timeout=sync_lock_timeout())
-            _SYNCERS[index_dir] = syncer
-        return syncer
+    return webhook_for(index_dir, backend=backend, lexical=lexical).syncer
 
 
 def handle_webhook(
@@ -743,21 +340,21 @@ def handle_webhook(
     :param client: Who sent it, for the log.
     :raises WebhookRefused: 403/401/422/404 with the reason (never the secret or the signature).
     """
-    syncer = syncer_for(index_dir, backend=backend, lexical=lexical)
+    webhook = webhook_for(index_dir, backend=backend, lexical=lexical)
     try:
         how = verify_request(headers, body, secret if secret is not None else webhook_secret())
     except WebhookRefused as refused:
-        syncer.refused(refused, authenticated=False, client=client)
+        webhook.refused(refused, authenticated=False, client=client)
         raise
     try:
-        return _queue_push(syncer, index_dir, headers, body, payload, how=how, client=client)
+        return _queue_push(webhook, index_dir, headers, body, payload, how=how, client=client)
     except WebhookRefused as refused:
-        syncer.refused(refused, authenticated=True, client=client)
+        webhook.refused(refused, authenticated=True, client=client)
         raise
 
 
 def _queue_push(
-    syncer: Syncer,
+    webhook: Webhook,
     index_dir: Path,
     headers: Mapping[str, str],
     body: bytes | None,
@@ -786,17 +383,17 @@ def _queue_push(
         try:
             root = indexed_root(index_dir)
         except Exception as error:
-            raise WebhookRefused(404, f"no indexed repository to refresh: {_one_line(error)}") from error
+            raise WebhookRefused(404, f"no indexed repository to refresh: {one_line(error)}") from error
         if request.repository is not None:
             names = repository_names(root) | {name.lower() for name in records}
             if request.repository.lower() not in names and request.repository.split("/")[-1].lower() not in names:
                 raise WebhookRefused(404, f"this server indexes {sorted(names)[0]!r}, not {request.repository!r}")
         shown = root.name
-    replay = syncer.deliveries.replayed(delivery_keys(headers, body, payload, request), pushed_at(payload))
+    replay = webhook.deliveries.replayed(delivery_keys(headers, body, payload, request), pushed_at(payload))
     if replay is not None:  # acknowledged (2xx: the host does not retry), and nothing queued
         logger.info("code-alias: webhook from %s not synced (%s)", client, replay)
         return {"accepted": False, "event": request.event, "repository": shown, "detail": f"{replay}; no new sync"}
-    queued = syncer.submit(request, target)
+    queued = webhook.syncer.submit(request.paths, target)
     logger.info("code-alias: sync %s queued by %s (%s, %d paths)", queued["sync_id"], client, how, len(request.paths))
     return {**queued, "event": request.event, "repository": shown}
 

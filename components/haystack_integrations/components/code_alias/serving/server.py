@@ -16,7 +16,7 @@ Around the app (see `docs/serving.md` for the threat model):
   `CODE_ALIAS_CORS_ORIGINS` (then, and only then, CORS headers are sent);
 - with `CODE_ALIAS_API_TOKEN` set, every request (REST, docs, MCP) needs `Authorization: Bearer TOKEN` (401),
   except the push webhook `POST /code_alias_sync/run`, which a Git host cannot give a bearer token: it must be
-  signed with `CODE_ALIAS_WEBHOOK_SECRET` instead (`live.py`; 401 unsigned, 403 without a secret configured);
+  signed with `CODE_ALIAS_WEBHOOK_SECRET` instead (`serving/live.py`; 401 unsigned, 403 without a secret configured);
 - a body over `CODE_ALIAS_MAX_BODY_BYTES` (64 KiB; 1 MiB for the webhook, whose push payloads list commits) is a
   413, read no further; one nesting deeper than `json_depth.MAX_JSON_DEPTH` a 422 (400 with a JSON-RPC parse error
   on `/mcp`), before a recursive parser can fail on it;

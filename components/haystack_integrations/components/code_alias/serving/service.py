@@ -37,7 +37,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 import sys
 import threading
 import time
@@ -77,6 +76,7 @@ from haystack_integrations.components.code_alias.app.requests import (
 )
 from haystack_integrations.components.code_alias.app.search import CodeSearch
 from haystack_integrations.components.code_alias.core.model import DictionaryError
+from haystack_integrations.components.code_alias.errors import hide_paths
 from haystack_integrations.components.code_alias.indexing.dictionary_handle import DictionaryHandle
 from haystack_integrations.components.code_alias.indexing.index_files import index_exists
 from haystack_integrations.components.code_alias.indexing.repositories import read_repositories
@@ -98,8 +98,6 @@ BUILD_HINT = (
     "build it with `code-alias index PATH --index-dir DIR`, DIR being the server's CODE_ALIAS_INDEX_DIR "
     "(the server picks it up on the next request)"
 )
-# An absolute POSIX path (or a Windows drive path) after a start, a space, a quote, `=` or `(`; URLs do not match.
-_PATH_RE = re.compile(r"""(?:(?<=^)|(?<=[\s'"=(\[]))(?:[A-Za-z]:\\|/)(?:[^\s'"()\[\]]*[/\\])?([^\s'"()\[\]/\\]*)""")
 
 
 # ---- response shapes (TypedDicts: Hayhooks turns them into the OpenAPI schema, and MCP gets plain JSON) ----------
@@ -360,11 +358,6 @@ def _positive_float(text: str, name: str) -> float:
 
 
 # ---- validation (the REST schema checks the same; MCP calls arrive without it) -------------------------------------
-def hide_paths(message: str) -> str:
-    """`message` with every absolute file path cut to `.../last-part`, so an error shows no server directories."""
-    return _PATH_RE.sub(lambda match: f".../{match.group(1)}" if match.group(1) else "...", message)
-
-
 def bad_request(message: str, status_code: int = 422) -> HTTPException:
     """An error answer with a one-line message and no absolute paths (Hayhooks passes HTTPException through)."""
     return HTTPException(status_code=status_code, detail=hide_paths(" ".join(message.split())))

@@ -7,13 +7,14 @@ repository. `WarmIndexer` keeps what a server's syncs share between them, and do
 - the indexing pipeline's components (`indexing_lexical.yml`) and its writer store stay loaded between syncs (the
   store picks up a build another process saved: `CodeIndexDocumentStore.reload`); the dictionary the last sync
   saved is reused without reading it back (`DictionaryHandle.loaded`);
-- with the paths a push names (`live.parse_push`), only those files are read; the dictionary is refreshed from
-  them alone when they are files the last build read (`DictionaryBuilder.refresh_paths`, else it walks), and
-  files the last build did not know are admitted only if a walk of the tree lists them (ignored, vendored or
-  generated files stay out, as in a full build); a path that resolves outside the root (a symlink leading out)
-  is refused, and what the index held for it is removed. Without paths (a push that lists none, `code-alias
-  sync` from cron), or with a `.gitignore`, nickname file or package manifest among them (they decide which
-  other files belong), the tree is walked and compared by content, as `code-alias index` does;
+- with the paths a push names (`serving.live.parse_push`, queued on `refresh.Syncer`), only those files are read;
+  the dictionary is refreshed from them alone when they are files the last build read
+  (`DictionaryBuilder.refresh_paths`, else it walks), and files the last build did not know are admitted only if
+  a walk of the tree lists them (ignored, vendored or generated files stay out, as in a full build); a path that
+  resolves outside the root (a symlink leading out) is refused, and what the index held for it is removed.
+  Without paths (a push that lists none, `code-alias sync` from cron), or with a `.gitignore`, nickname file or
+  package manifest among them (they decide which other files belong), the tree is walked and compared by
+  content, as `code-alias index` does;
 - the new build is saved with the documents file's unchanged chunks not serialised again, and handed to the
   queries of the same process in one step (`store.serve_documents`), with the BM25 index (and the other values
   derived from the chunks) and the dictionary's hint index built before the swap, so the first question after
@@ -51,18 +52,18 @@ from ..core.walker import (
     resolve_inside,
     walk_repository,
 )
-from ..indexing import index_files, index_mode, index_repair, repositories
-from ..indexing.dictionary_handle import DictionaryHandle
-from ..indexing.index_delta import compaction_due, load_dictionary
-from ..indexing.reader import is_source_path, source_document
-from ..indexing.store import (
+from ..paths import DICTIONARY_FILE
+from ..rewriting.hints import HintIndex
+from . import index_files, index_mode, index_repair, repositories
+from .dictionary_handle import DictionaryHandle
+from .index_delta import compaction_due, load_dictionary
+from .reader import is_source_path, source_document
+from .store import (
     CodeIndexDocumentStore,
     holding_served,
     restamp_serving,
     serve_documents,
 )
-from ..paths import DICTIONARY_FILE
-from ..rewriting.hints import HintIndex
 
 logger = logging.getLogger(__name__)
 
@@ -79,7 +80,7 @@ class WarmIndexer:
     ### Usage example
 
     ```python
-    from haystack_integrations.components.code_alias.serving.push_sync import WarmIndexer
+    from haystack_integrations.components.code_alias.indexing.push_sync import WarmIndexer
 
     indexer = WarmIndexer(".code-alias")
     stats = indexer.sync("path/to/repo", paths=["pkg/payments.py"])   # a push that changed one file
