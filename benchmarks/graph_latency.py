@@ -5,7 +5,7 @@
 Uses the index's warm server (`serving/warm.py`; started here when none runs, as an `ask` would), then measures:
 
 - `first`: the first graph request the server gets (it resolves the graph then, once per dictionary version);
-- `request`: the request alone, through the server's proven Unix socket (`ask_peer`), p50 / p95 over the rounds and
+- `request`: the request alone, through the proven Unix socket (`client.call_peer`), p50 / p95 over the rounds and
   names, for `code_alias_callers` and `code_alias_impact` (depth 3);
 - `cli`: the whole `code-alias callers NAME` / `impact NAME` command as a user runs it (a new Python process that
   finds the server, proves it and asks), p50;
@@ -42,7 +42,7 @@ def _cli(args: list[str], env: dict[str, str]) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from haystack_integrations.components.code_alias.serving.server_discovery import ask_peer
+    from haystack_integrations.components.code_alias.serving.client import call_peer
     from haystack_integrations.components.code_alias.serving.warm import ensure_warm_server
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("no warm server could be started (see its log)")
     server_start = time.perf_counter() - started
     first_started = time.perf_counter()
-    ask_peer(peer, "/code_alias_callers/run", {"name": names[0]}, timeout=120)
+    call_peer(peer, "/code_alias_callers/run", {"name": names[0]}, timeout=120)
     first = time.perf_counter() - first_started
     requests: dict[str, list[float]] = {"callers": [], "impact": []}
     sizes: dict[str, Any] = {}
@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         for name in names:
             for route, body in (("callers", {"name": name}), ("impact", {"name": name, "depth": 3})):
                 t = time.perf_counter()
-                answer = ask_peer(peer, f"/code_alias_{route}/run", body, timeout=60)
+                answer = call_peer(peer, f"/code_alias_{route}/run", body, timeout=60)
                 requests[route].append(time.perf_counter() - t)
                 sizes[f"{route}:{name}"] = {k: v for t in answer["targets"][:1] for k, v in t["total"].items()}
     cli: dict[str, list[float]] = {"callers": [], "impact": []}

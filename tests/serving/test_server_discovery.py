@@ -23,12 +23,12 @@ import pytest
 from haystack_integrations.components.code_alias import cli
 from haystack_integrations.components.code_alias.app import search
 from haystack_integrations.components.code_alias.serving import server_discovery
+from haystack_integrations.components.code_alias.serving.client import call_peer
 from haystack_integrations.components.code_alias.serving.server_discovery import (
     HELLO_PATH,
     UnsafeLinkError,
     announce,
     announcement_path,
-    ask_peer,
     discover,
     inspect_announcement,
     local_url,
@@ -333,7 +333,7 @@ def test_ask_peer_refuses_a_peer_without_the_key(tmp_path: Path, listener: tuple
     _, url = listener
     peer = server_discovery.Peer(str(tmp_path), os.getpid(), "tcp", url, "secret-token", new_proof_key(), "serve")
     with pytest.raises(UnsafeLinkError):
-        ask_peer(peer, "/code_alias_ask/run", {"question": "q"}, timeout=5)
+        call_peer(peer, "/code_alias_ask/run", {"question": "q"}, timeout=5)
     assert [a["path"] for a in _Listener.asked] == [HELLO_PATH]
     assert _Listener.asked[0]["authorization"] is None
 

@@ -17,11 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from haystack_integrations.components.code_alias.serving.client import ServerAnswerError, _UnixConnection, call_peer
 from haystack_integrations.components.code_alias.serving.server_discovery import (
-    PeerAnswerError,
-    _UnixConnection,
     announcement_path,
-    ask_peer,
     inspect_announcement,
 )
 from haystack_integrations.components.code_alias.serving.warm import MODULE, daemon_allowed
@@ -106,8 +104,8 @@ def test_one_warm_server_serves_racing_asks_a_reindex_and_exits_when_idle(
     connection.request("POST", "/code_alias_ask/run", body=json.dumps({"question": QUESTION}).encode(), headers={})
     assert connection.getresponse().status == 401
     connection.close()
-    with pytest.raises(PeerAnswerError) as refused:
-        ask_peer(
+    with pytest.raises(ServerAnswerError) as refused:
+        call_peer(
             peer.__class__(**{**peer.__dict__, "token": "wrong"}), "/code_alias_ask/run", {"question": "q"}, timeout=10
         )
     assert refused.value.status == 401

@@ -630,3 +630,92 @@ def test_the_request_rules_are_written_once() -> None:
                 wrapper.__name__,
                 name,
             )
+
+
+# ---- one lock, one client, transports that call the stages ---------------------------------------------------------
+def _imports_by_file() -> dict[str, set[str]]:
+    """File (relative to the package) -> every module it imports, at the top or inside a function, absolute."""
+    modules = {_module_name(path) for path in ROOT.rglob("*.py")}
+    found: dict[str, set[str]] = {}
+    for path in sorted(ROOT.rglob("*.py")):
+        name, tree = _module_name(path), ast.parse(path.read_text(encoding="utf-8"))
+        targets = set()
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                targets.update(_imported(node, name, path.name == "__init__.py", modules))
+        found[path.relative_to(ROOT).as_posix()] = targets
+    return found
+
+
+def _importers(prefixes: tuple[str, ...]) -> set[str]:
+    return {
+        file
+        for file, targets in _imports_by_file().items()
+        if any(target == prefix or target.startswith(f"{prefix}.") for target in targets for prefix in prefixes)
+    }
+
+
+# File locks are taken through one helper (`core/locks.py`, on `filelock`): one way to wait, one error naming the
+# lock file, the same cross-process semantics everywhere; no hand-rolled `fcntl` / `flock` loop beside it.
+LOCK_HELPER = "core/locks.py"
+
+
+def test_file_locks_only_through_the_lock_helper() -> None:
+    assert _importers(("fcntl", "msvcrt")) <= {LOCK_HELPER}
+    assert _importers(("filelock",)) == {LOCK_HELPER}
+    users = _importers((f"{NAME}.core.locks",))  # the locks the helper replaced: the index's, the fill's, ...
+    assert {"indexing/index_files.py", "indexing/vector_fill.py", "rewriting/rewrite_log.py", "serving/warm.py"} <= (
+        users
+    )
+
+
+# Our own server is called through one client (`serving/client.py`: a URL, or the proven local server). An HTTP
+# client library anywhere else needs a reason that is not our server.
+SERVER_CLIENT = "serving/client.py"
+HTTP_CLIENTS = ("http.client", "urllib.request", "httpx", "requests", "aiohttp", "urllib3")
+OTHER_HTTP_CLIENTS = {
+    "evaluation/corpus.py": "downloads a benchmark corpus's source archive from the package index, not our server",
+}
+
+
+def test_our_server_is_called_only_through_the_one_client() -> None:
+    found = _importers(HTTP_CLIENTS)
+    assert SERVER_CLIENT in found
+    assert found - {SERVER_CLIENT} - set(OTHER_HTTP_CLIENTS) == set()
+    assert set(OTHER_HTTP_CLIENTS) <= found  # no stale entry left behind
+
+
+# `serving/` holds transports (HTTP routes, MCP, the page, the warm server, the webhook, the client); what they do is
+# the stages'. From `indexing/` they call only these modules, each for what a transport needs of the index; the
+# re-indexing itself (`refresh`, `push_sync`, the builders and stores) stays behind `refresh`. And no stage imports
+# a transport.
+SERVING_USES_OF_INDEXING = {
+    "refresh": "the webhook queues a sync on the folder's `Syncer`; status reports the sync record",
+    "repositories": "the repositories an index holds: request filters, the webhook's target, status",
+    "dictionary_handle": "the served dictionary (autocomplete, the page's names, the graph routes)",
+    "index_files": "whether an index exists yet (a 503 that says how to build one)",
+    "vector_fill": "status reports the vectors a hybrid index has",
+}
+
+
+def test_serving_calls_indexing_only_through_its_entry_points() -> None:
+    used: dict[str, set[str]] = {}
+    for file, targets in _imports_by_file().items():
+        if file.startswith("serving/"):
+            for target in targets:
+                if target.startswith(f"{NAME}.indexing."):
+                    used.setdefault(target.removeprefix(f"{NAME}.indexing.").split(".")[0], set()).add(file)
+    assert set(used) - set(SERVING_USES_OF_INDEXING) == set(), used
+    assert set(SERVING_USES_OF_INDEXING) - set(used) == set()  # no stale entry left behind
+
+
+def test_no_stage_imports_a_transport() -> None:
+    stages = ("core/", "indexing/", "rewriting/", "retrieval/", "ranking/", "elasticsearch/")
+    found = {
+        (file, target)
+        for file, targets in _imports_by_file().items()
+        if file.startswith(stages)
+        for target in targets
+        if target.startswith(f"{NAME}.serving")
+    }
+    assert found == set()

@@ -12,13 +12,10 @@ import json
 import os
 import subprocess
 import sys
-import urllib.error
-import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .errors import CodeAliasError
 from .paths import DEFAULT_INDEX_DIR, DICTIONARY_FILE, INDEX_DIR_ENV, find_index_dir, git_root, index_dir_for_root
 from .presentation import skipped_once, status_text, sync_words, vectors_text
 from .progress import progress_disabled
@@ -532,10 +529,6 @@ def _ask_here(args: argparse.Namespace, request: Any) -> dict[str, Any]:
     return payload
 
 
-class ServerUnreachableError(RuntimeError, CodeAliasError):
-    """No code-alias server answered at the given address."""
-
-
 def _ask_local_server(args: argparse.Namespace, request: Any) -> dict[str, Any] | None:
     """
     Answer through a server of the same index on this machine: the warm one (started now when there is none, see
@@ -547,7 +540,8 @@ def _ask_local_server(args: argparse.Namespace, request: Any) -> dict[str, Any] 
     """
     if request.mode == "llm" or args.no_daemon or args.backend != "embedded":
         return None
-    from .serving.server_discovery import PeerAnswerError, UnsafeLinkError, ask_peer, discover
+    from .serving.client import ServerAnswerError, call_peer
+    from .serving.server_discovery import UnsafeLinkError, discover
     from .serving.warm import daemon_allowed, ensure_warm_server
 
     folder = Path(args.index_dir).expanduser()
@@ -556,13 +550,13 @@ def _ask_local_server(args: argparse.Namespace, request: Any) -> dict[str, Any] 
     if peer is None:
         return None
     try:
-        result = ask_peer(peer, "/code_alias_ask/run", _ask_body(request), timeout=args.server_timeout)
+        result = call_peer(peer, "/code_alias_ask/run", _ask_body(request), timeout=args.server_timeout)
     except UnsafeLinkError as refused:
         print(f"code-alias: warning: not using the announced server: {refused}; answering here", file=sys.stderr)
         return None
     except OSError:  # it stopped meanwhile, or is stuck: this process answers
         return None
-    except PeerAnswerError as error:
+    except ServerAnswerError as error:
         if error.status >= 500:
             print(f"code-alias: warning: the local server failed ({error.detail}); answering here", file=sys.stderr)
             return None
@@ -581,32 +575,22 @@ def _ask_server(args: argparse.Namespace, request: Any) -> dict[str, Any]:
     Answer through a running `code-alias serve` (its index, its loaded model): no import of the pipelines here,
     so a hybrid question costs the request instead of the model's start-up.
     """
+    from .serving.client import ServerAnswerError, ServerUnreachableError, call_url
     from .serving.server_discovery import TOKEN_ENV
 
     if args.gguf or args.openai_base_url:
         raise ValueError("--server answers with the server's own pipeline; drop --gguf/--openai-base-url")
     if not args.server.startswith(("http://", "https://")):
         raise ValueError(f"--server must be an http:// or https:// URL, got {args.server!r}")
-    url = args.server.rstrip("/") + "/code_alias_ask/run"
     body = _ask_body(request)
-    headers = {"content-type": "application/json"}
-    token = os.environ.get(TOKEN_ENV)
-    if token:
-        headers["authorization"] = f"Bearer {token}"
-    request = urllib.request.Request(url, data=json.dumps(body).encode("utf-8"), headers=headers, method="POST")
     try:
-        with urllib.request.urlopen(request, timeout=args.server_timeout) as response:
-            result = json.loads(response.read().decode("utf-8"))["result"]
-    except urllib.error.HTTPError as error:
-        detail = error.read().decode("utf-8", errors="replace")
-        with_detail = json.loads(detail).get("detail", detail) if detail.startswith("{") else detail
-        raise RuntimeError(f"the code-alias server at {args.server} answered {error.code}: {with_detail}") from error
-    except (urllib.error.URLError, OSError) as error:
-        reason = getattr(error, "reason", error)
-        raise ServerUnreachableError(
-            f"no code-alias server answers at {args.server} ({reason}); start one with `code-alias serve` "
-            f"or ask without --server"
-        ) from error
+        result = call_url(
+            args.server, "/code_alias_ask/run", body, token=os.environ.get(TOKEN_ENV), timeout=args.server_timeout
+        )
+    except ServerAnswerError as error:
+        raise RuntimeError(f"the code-alias server at {args.server} answered {error.status}: {error.detail}") from error
+    except ServerUnreachableError as error:
+        raise ServerUnreachableError(f"{error}; start one with `code-alias serve` or ask without --server") from error
     return {**result, "server": args.server}
 
 

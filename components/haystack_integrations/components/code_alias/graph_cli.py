@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from .core.graph_text import answer_text
 from .paths import DICTIONARY_FILE
-from .serving.server_discovery import PeerAnswerError, UnsafeLinkError, ask_peer, discover
+from .serving.client import ServerAnswerError, call_peer
+from .serving.server_discovery import UnsafeLinkError, discover
 
 if TYPE_CHECKING:
     from .core.graph import ReferenceGraph
@@ -83,13 +84,13 @@ def _from_server(args: argparse.Namespace, folder: Path, depth: int) -> dict[str
     if peer is None:
         return None
     try:
-        result = ask_peer(peer, f"/code_alias_{args.command}/run", _body(args, depth), timeout=60.0)
+        result = call_peer(peer, f"/code_alias_{args.command}/run", _body(args, depth), timeout=60.0)
     except UnsafeLinkError as refused:
         print(f"code-alias: warning: not using the announced server: {refused}; answering here", file=sys.stderr)
         return None
     except OSError:
         return None
-    except PeerAnswerError as error:
+    except ServerAnswerError as error:
         if error.status == 404 and "no definition" in error.detail:
             raise LookupError(error.detail) from None
         if error.status >= 500 or error.status == 404:  # an older server without the route answers here

@@ -1,4 +1,4 @@
-"""Let `code-alias ask` find a code-alias server of the same index, prove it is real, and answer through it.
+"""Let `code-alias ask` find a code-alias server of the same index and check it is real (`client.call_peer` asks it).
 
 A new process pays Haystack's imports and the index load (seconds) before it can answer; a running server has
 both done and answers in milliseconds. A server announces itself in a private per-user folder (never in the index
@@ -17,8 +17,8 @@ announced port, a planted announcement, a live unrelated process named in one). 
   address the client dialled, so only a process that could read the 0600 file answers it, and a relay to a real
   server on another address does not pass.
 
-Only then does the client send the question, and the token only when the announcement says one is needed. This
-module imports nothing beyond the standard library: it runs on the fast path of every `ask`.
+Only then does the client (`client.call_peer`) send the question, and the token only when the announcement says one
+is needed. This module imports nothing beyond the standard library: it runs on the fast path of every `ask`.
 """
 
 from __future__ import annotations
@@ -26,13 +26,10 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import hmac
-import http.client
 import json
 import os
 import secrets
-import socket
 import stat
-import struct
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -56,15 +53,6 @@ PROOF_CONTEXT = "code-alias-hello-1"
 
 class UnsafeLinkError(RuntimeError, CodeAliasError):
     """The private folder, an announcement or a peer failed a check: nothing is sent to it."""
-
-
-class PeerAnswerError(RuntimeError, CodeAliasError):
-    """A proven server refused the request (a 4xx/5xx with its one-line detail)."""
-
-    def __init__(self, status: int, detail: str) -> None:
-        super().__init__(detail)
-        self.status = status
-        self.detail = detail
 
 
 def my_uid() -> int:
@@ -131,7 +119,7 @@ def proof(proof_key: str, nonce: str, address: str, index_dir: str) -> str:
 @dataclass(frozen=True)
 class Peer:
     """
-    An announced server that passed the file checks; `ask_peer` still makes it answer the challenge.
+    An announced server that passed the file checks; `client.call_peer` still makes it answer the challenge.
 
     :param index_dir: The resolved index folder it serves.
     :param pid: Its process.
@@ -299,79 +287,3 @@ def discover(
         if said is not None:
             said.add(message)
         return None
-
-
-class _UnixConnection(http.client.HTTPConnection):
-    """HTTP over a Unix socket (the standard library speaks HTTP only over TCP)."""
-
-    def __init__(self, path: str, timeout: float) -> None:
-        super().__init__("localhost", timeout=timeout)
-        self._path = path
-
-    def connect(self) -> None:
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(self.timeout)
-        self.sock.connect(self._path)
-
-
-def _check_peer_credentials(connection: http.client.HTTPConnection, peer: Peer) -> None:
-    """On Linux, the kernel's word on who holds the other end of a Unix socket: this user, the announced pid."""
-    option = getattr(socket, "SO_PEERCRED", None)
-    if option is None or connection.sock is None:
-        return
-    raw = connection.sock.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
-    pid, uid, _ = struct.unpack("3i", raw)
-    if uid != my_uid() or pid != peer.pid:
-        raise UnsafeLinkError(f"the socket's peer is pid {pid} of uid {uid}, not the announced server")
-
-
-def _connection(peer: Peer, timeout: float) -> http.client.HTTPConnection:
-    if peer.transport == "unix":
-        return _UnixConnection(peer.address, timeout)
-    parts = urlsplit(peer.address)
-    return http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port or 80, timeout=timeout)
-
-
-def _post(connection: http.client.HTTPConnection, path: str, body: dict[str, Any], headers: dict[str, str]) -> Any:
-    connection.request("POST", path, body=json.dumps(body).encode("utf-8"), headers=headers)
-    response = connection.getresponse()
-    data = response.read().decode("utf-8", errors="replace")
-    try:
-        parsed = json.loads(data) if data else {}
-    except ValueError:
-        parsed = {"detail": data[:200]}
-    return response.status, parsed
-
-
-def ask_peer(peer: Peer, path: str, body: dict[str, Any], *, timeout: float) -> Any:
-    """
-    POST `body` to `path` of a proven server, on one connection: the challenge first, then the request.
-
-    :returns: The answer's `result`.
-    :raises UnsafeLinkError: The peer is not who the announcement says (nothing but the nonce was sent).
-    :raises PeerAnswerError: The proven server refused the request.
-    :raises OSError: It could not be reached (or timed out).
-    """
-    connection = _connection(peer, timeout)
-    try:
-        connection.connect()
-        if peer.transport == "unix":
-            _check_peer_credentials(connection, peer)
-        headers = {"content-type": "application/json"}
-        nonce = secrets.token_hex(16)
-        status, hello = _post(connection, HELLO_PATH, {"nonce": nonce}, headers)
-        expected = proof(peer.proof_key, nonce, peer.address, peer.index_dir)
-        answered = hello.get("proof") if isinstance(hello, dict) else None
-        if status != 200 or not isinstance(answered, str) or not hmac.compare_digest(answered, expected):
-            raise UnsafeLinkError(f"the server at {peer.address} did not prove it is the announced one")
-        if peer.token:
-            headers["authorization"] = f"Bearer {peer.token}"
-        status, answer = _post(connection, path, body, headers)
-    except http.client.HTTPException as error:
-        raise OSError(f"{type(error).__name__}: {error}") from error
-    finally:
-        connection.close()
-    if status != 200:
-        detail = answer.get("detail", answer) if isinstance(answer, dict) else answer
-        raise PeerAnswerError(status, detail if isinstance(detail, str) else json.dumps(detail)[:300])
-    return answer["result"]

@@ -97,8 +97,8 @@ def ensure_warm_server(index_dir: str | os.PathLike[str], *, timeout: float = ST
     The warm server of `index_dir`: the announced one, else one started now and waited for (one per index even when
     several asks race: the second waits on the start lock, then finds the first one's server).
 
-    :returns: The server's peer record (still to be proven by `ask_peer`), or None when it could not be started in
-        time (its log says why); the caller then answers by itself.
+    :returns: The server's peer record (still to prove itself: `client.call_peer`), or None when it could not be started
+        in time (its log says why); the caller then answers by itself.
     """
     said: set[str] = set()  # this ask looks many times while a server starts: each reason is said once
     peer = discover(index_dir, said=said)
