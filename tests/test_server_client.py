@@ -33,8 +33,8 @@ class _Handler(BaseHTTPRequestHandler):
             status, answer = 422, {"detail": [{"loc": ["body", "question"], "msg": "missing"}]}
         data = json.dumps(answer).encode()
         self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
+        for name, value in {"content-type": "application/json", "content-length": str(len(data))}.items():
+            self.send_header(name, value)
         self.end_headers()
         self.wfile.write(data)
 
