@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from typing_extensions import NotRequired, TypedDict  # pydantic (Hayhooks' schemas) needs this one before 3.12
 
-from ..rewriting.hints import HintEvidence
+from ..core.hint_evidence import HintEvidence
 from .candidates import Candidate, CandidatePool
 from .features import hint_for
 

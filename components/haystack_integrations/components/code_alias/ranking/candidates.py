@@ -17,7 +17,7 @@ from typing import Any
 
 from haystack import Document
 
-from ..rewriting.hints import HintEvidence, SymbolEvidence
+from ..core.hint_evidence import HintEvidence, SymbolEvidence
 from .near_duplicates import DEFAULT_THRESHOLD, near_duplicate_positions, token_set
 
 #: The lists a candidate can come from, in the order ties are broken.
@@ -34,7 +34,7 @@ class Candidate:
     :param ranks: List name (`LISTS`) -> 1-based rank in that list.
     :param scores: List name -> the retriever's own score (BM25 score, cosine similarity).
     :param copy: Its file repeats a file the question's own lists ranked higher (`ranking.near_duplicates`).
-    :param card_similarity: Its symbol's card's similarity to the question (`rewriting.hints.CardSimilarity`); None
+    :param card_similarity: Its symbol's card's similarity to the question (`core.hint_evidence.CardSimilarity`); None
         without cards, a question vector or a card for it.
     """
 
@@ -129,7 +129,7 @@ class QuestionContext:
     """
     What the ranking knows of the question and its rewrite (the same for every candidate of the pool).
 
-    :param hints: The rewrite's symbol hints (`rewriting.hints.SymbolEvidence`); empty without a rewrite.
+    :param hints: The rewrite's symbol hints (`core.hint_evidence.SymbolEvidence`); empty without a rewrite.
     :param symbols: The symbols the rewrite chose, best first.
     :param packages: The packages the rewrite chose.
     :param term_coverage: The share of the question's terms (IDF-weighted) the keyword index holds, None unknown.

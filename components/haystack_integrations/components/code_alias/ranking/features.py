@@ -21,10 +21,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.hint_evidence import HintEvidence, SymbolEvidence
 from ..core.identifiers import find_identifiers, split_identifier, text_words
 from ..core.reexports import declaration_stem
 from ..core.testfiles import is_test_file
-from ..rewriting.hints import HintEvidence, SymbolEvidence
 from .candidates import Candidate, CandidatePool, FileKey
 
 #: Evidence kinds of a hint that become features of their own (`rewriting.hints.weights.EvidenceKind`).

@@ -9,7 +9,7 @@ from typing import Any
 
 from haystack import Document, component
 
-from ..rewriting.hints import SymbolEvidence
+from ..core.hint_evidence import SymbolEvidence
 from ..serialization import SerializedByInitParameters
 from .answer import RankedSymbol, order, rank_pool
 from .candidates import CandidatePool, QuestionContext

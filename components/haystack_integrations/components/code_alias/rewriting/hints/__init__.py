@@ -25,8 +25,8 @@ Which names get the capped list's places is `places`' policy; which repositories
 narrowed to, `scope`. `place_pool` is the places model's training data (the fitting code calls it).
 """
 
+from ...core.hint_evidence import CardSimilarity, Hint, HintEvidence, SymbolEvidence, combine_confidence, evidence_kinds
 from .calibration import HintCalibration
-from .evidence import CardSimilarity, Hint, HintEvidence, SymbolEvidence, combine_confidence, evidence_kinds
 from .index import HintIndex, place_pool
 from .scope import HintScope, scope_from_filters
 from .weights import DEFAULT_WEIGHTS, EVIDENCE_CONFIDENCE, RETRIEVED_DEPTH, SEMANTIC_DEPTH, HintWeights

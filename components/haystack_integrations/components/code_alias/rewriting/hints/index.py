@@ -16,10 +16,10 @@ import numpy as np
 from rapidfuzz import fuzz, process
 
 from ...core.cards import SymbolCards
+from ...core.hint_evidence import Hint, combine_confidence, reasons_of
 from ...core.identifiers import normalise
 from ...core.model import AliasDictionary, PackageEntry, SymbolEntry
 from .calibration import HintCalibration
-from .evidence import Hint, combine_confidence, reasons_of
 from .incremental import updated
 from .kinds import (
     WORD_ONLY,

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from ...core.hint_evidence import HintKind
 from ...core.identifiers import STOP_WORDS, split_identifier
 from ...core.model import AliasDictionary, SymbolEntry
 from ...core.testfiles import is_test_file
-from .evidence import HintKind
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""The records of a hint lookup: `Hint` (what the rewrite offers), and what the ranking stage reads of it,
+"""The records a hint lookup hands on: `Hint` (what the rewrite offers), and what the ranking stage reads of it,
 `HintEvidence` per symbol in a `SymbolEvidence` map, with every card's `CardSimilarity` to the question."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
-from ...core.cards import SymbolCards
+from .cards import SymbolCards
 
 HintKind = Literal["symbol", "package"]
 
