@@ -75,11 +75,11 @@ TEXT = {
     "own": "your own Haystack code|Pipeline.loads(pipelines/*.yml),|or the 3 components alone",
     "app": "app/  (the application layer)|"
     "CodeSearch: index a repository, ask it; one pydantic AskRequest (every limit and rule once),|"
-    "one answer model serialised once, one 'why' vocabulary built from the ranking's evidence records",
+    "one answer model serialised once, one 'why' vocabulary from the evidence records; sync on push",
     "pipes": "pipelines/*.yml|loaded by app/: indexing*.yml,|query*.yml, elasticsearch_*",
     "indexing": "indexing/  (indexing pipeline)|CodeFileReader -> AliasDictionaryBuilder|"
     "-> IndexSyncPlanner -> CodeSplitter|-> CodeDocumentEmbedder -> IndexSyncWriter|"
-    "CodeIndex (one folder's live state); webhook sync",
+    "CodeIndex (one folder's live state)",
     "folder": ".code-alias/  (the index folder)|dictionary JSON, chunks, vectors, cards,|"
     "manifest.json swapped atomically",
     "rewriting": "rewriting/|hints/: the hint lookup|  (index, evidence, places)|ConstrainedQueryRewriter|"
@@ -87,7 +87,7 @@ TEXT = {
     "retrieval": "retrieval/|CodeBM25Retriever|CodeEmbeddingRetriever|SymbolDefinitionRetriever|question embedder",
     "ranking": "ranking/|CodeRanker: candidates,|features, two fitted|LambdaMART models,|confidence, abstained",
     "core": "core/  (only what several stages share)|identifiers, symbol extraction, manifests, walker, model,|"
-    "reference graph; framework-free: no Haystack imports",
+    "reference graph, hint records, file lock; no Haystack imports",
     "elastic": "elasticsearch/|the same stages on|Elasticsearch 8 (store,|mapping, retrievers)",
     "config": "config/  (fitted and hand-kept data)|ranking_model.json, hint_calibration.json, abbreviations.yaml",
 }

@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 
 from haystack_integrations.components.code_alias.app.answer import AskResult
+from haystack_integrations.components.code_alias.app.push_sync import WarmIndexer
 from haystack_integrations.components.code_alias.app.search import CodeSearch
 from haystack_integrations.components.code_alias.indexing.code_index import CodeIndex
 from haystack_integrations.components.code_alias.indexing.dictionary_handle import DictionaryHandle
 from haystack_integrations.components.code_alias.indexing.index_files import current_manifest
-from haystack_integrations.components.code_alias.indexing.push_sync import WarmIndexer
 from tests.support.repos import write_tree
 
 WAIT = 60.0  # seconds an event may take before the test fails (a loaded machine), never a sleep

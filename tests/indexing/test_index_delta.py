@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
+from haystack_integrations.components.code_alias.app.push_sync import WarmIndexer
 from haystack_integrations.components.code_alias.app.search import CodeSearch
 from haystack_integrations.components.code_alias.core.builder import DictionaryBuilder
 from haystack_integrations.components.code_alias.core.model import DictionaryError
 from haystack_integrations.components.code_alias.indexing import documents_file, index_delta, index_files
 from haystack_integrations.components.code_alias.indexing import store as store_module
 from haystack_integrations.components.code_alias.indexing.dictionary_handle import DictionaryHandle
-from haystack_integrations.components.code_alias.indexing.push_sync import WarmIndexer
 from haystack_integrations.components.code_alias.paths import DICTIONARY_FILE
 from tests.support.repos import SHOP_FILES, write_tree
 

@@ -194,7 +194,7 @@ def test_resolve_filter_names() -> None:
 
 
 def test_status_lists_each_repository(two_repos: tuple[CodeSearch, Path, Path]) -> None:
-    from haystack_integrations.components.code_alias.indexing.refresh import read_status
+    from haystack_integrations.components.code_alias.app.refresh import read_status
 
     search, alpha, beta = two_repos
     repositories = read_status(search.index_dir)["repositories"]
@@ -417,7 +417,7 @@ def test_ask_narrows_to_a_named_package_and_falls_back_when_that_finds_nothing(t
 
 # ---- refresh on push, per repository -------------------------------------------------------------------------------
 def test_signed_webhook_refreshes_only_the_named_repository(two_repos: tuple[CodeSearch, Path, Path]) -> None:
-    from haystack_integrations.components.code_alias.indexing.refresh import read_status
+    from haystack_integrations.components.code_alias.app.refresh import read_status
     from haystack_integrations.components.code_alias.serving.live import (
         WebhookRefused,
         handle_webhook,
@@ -461,7 +461,7 @@ def test_signed_webhook_refreshes_only_the_named_repository(two_repos: tuple[Cod
 
 
 def test_sync_of_an_index_of_several_refreshes_each(two_repos: tuple[CodeSearch, Path, Path]) -> None:
-    from haystack_integrations.components.code_alias.indexing.refresh import run_sync
+    from haystack_integrations.components.code_alias.app.refresh import run_sync
 
     search, alpha, beta = two_repos
     (alpha / "pkg" / "new.py").write_text("def fresh_alpha():\n    return 1\n", encoding="utf-8")

@@ -25,7 +25,7 @@ from tests.support.repos import ACME_REPO, ROOT
 pytest.importorskip("hayhooks")
 import httpx  # a dependency of hayhooks
 
-from haystack_integrations.components.code_alias.indexing.refresh import STATUS_FILE, read_status
+from haystack_integrations.components.code_alias.app.refresh import STATUS_FILE, read_status
 from haystack_integrations.components.code_alias.serving.live import (
     PushRequest,
     WebhookRefused,
@@ -417,8 +417,8 @@ def test_the_hayhooks_wrapper_takes_the_gitlab_token_only(tmp_path: Path, monkey
 
 def test_sync_ids_go_on_after_a_server_restart(tmp_path: Path) -> None:
     """A new server's first sync never shares an id with the previous server's last one (status polling)."""
+    from haystack_integrations.components.code_alias.app.refresh import Syncer
     from haystack_integrations.components.code_alias.app.search import CodeSearch
-    from haystack_integrations.components.code_alias.indexing.refresh import Syncer
 
     repo = tmp_path / "acme_repo"
     shutil.copytree(ACME_REPO, repo)
@@ -491,8 +491,8 @@ def test_a_push_for_a_tree_that_is_gone_is_in_the_record_and_the_log(
 
 
 def test_a_sync_does_not_overwrite_a_refusal_recorded_while_it_ran(tmp_path: Path) -> None:
+    from haystack_integrations.components.code_alias.app import refresh
     from haystack_integrations.components.code_alias.app.search import CodeSearch
-    from haystack_integrations.components.code_alias.indexing import refresh
 
     repo = tmp_path / "acme_repo"
     shutil.copytree(ACME_REPO, repo)
@@ -525,8 +525,8 @@ def test_a_sync_does_not_overwrite_a_refusal_recorded_while_it_ran(tmp_path: Pat
 def test_a_failed_vector_fill_after_a_sync_is_in_the_record(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
+    from haystack_integrations.components.code_alias.app.refresh import Syncer
     from haystack_integrations.components.code_alias.app.search import CodeSearch
-    from haystack_integrations.components.code_alias.indexing.refresh import Syncer
 
     repo = tmp_path / "acme_repo"
     shutil.copytree(ACME_REPO, repo)

@@ -263,7 +263,7 @@ MODULE_STATE = {
     ("indexing/index_files.py", "LEGACY_NAMES"): "a constant table, never written",
     ("indexing/index_files.py", "_PATTERNS"): "a constant table, never written",
     ("indexing/index_delta.py", "_SMALL_FIELDS"): "a constant set of field names, never written",
-    ("indexing/refresh.py", "_STATUS_LOCK"): "one writer of a folder's `sync-status.json` at a time: a lock, no values",
+    ("app/refresh.py", "_STATUS_LOCK"): "one writer of a folder's `sync-status.json` at a time: a lock, no values",
     ("retrieval/embedders.py", "_PACKAGED_MODELS"): "a constant set of model names, never written",
     ("retrieval/embedders.py", "DEFAULT_META_FIELDS"): "a constant default, never written",
     ("app/pipelines.py", "PIPELINE_FILES"): "a constant table, never written",
@@ -686,11 +686,10 @@ def test_our_server_is_called_only_through_the_one_client() -> None:
 
 
 # `serving/` holds transports (HTTP routes, MCP, the page, the warm server, the webhook, the client); what they do is
-# the stages'. From `indexing/` they call only these modules, each for what a transport needs of the index; the
-# re-indexing itself (`refresh`, `push_sync`, the builders and stores) stays behind `refresh`. And no stage imports
-# a transport.
+# the application's and the stages'. The re-indexing a webhook or `code-alias sync` starts drives `CodeSearch.index`,
+# so it is the application's (`app/refresh.py`, `app/push_sync.py`); from `indexing/` transports call only these
+# modules, each for what a transport needs of the index. And no stage imports a transport or the application.
 SERVING_USES_OF_INDEXING = {
-    "refresh": "the webhook queues a sync on the folder's `Syncer`; status reports the sync record",
     "repositories": "the repositories an index holds: request filters, the webhook's target, status",
     "dictionary_handle": "the served dictionary (autocomplete, the page's names, the graph routes)",
     "index_files": "whether an index exists yet (a 503 that says how to build one)",
@@ -709,13 +708,13 @@ def test_serving_calls_indexing_only_through_its_entry_points() -> None:
     assert set(SERVING_USES_OF_INDEXING) - set(used) == set()  # no stale entry left behind
 
 
-def test_no_stage_imports_a_transport() -> None:
+def test_no_stage_imports_a_transport_or_the_application() -> None:
     stages = ("core/", "indexing/", "rewriting/", "retrieval/", "ranking/", "elasticsearch/")
     found = {
         (file, target)
         for file, targets in _imports_by_file().items()
         if file.startswith(stages)
         for target in targets
-        if target.startswith(f"{NAME}.serving")
+        if target.startswith((f"{NAME}.serving", f"{NAME}.app"))
     }
     assert found == set()

@@ -42,7 +42,7 @@ OLD_TO_NEW = {
     "index_files": "indexing.index_files",
     "index_mode": "indexing.index_mode",
     "live": "serving.live",
-    "push_sync": "indexing.push_sync",
+    "push_sync": "app.push_sync",
     "reader": "indexing.reader",
     "repositories": "indexing.repositories",
     "repository_evidence": "retrieval.repository_evidence",

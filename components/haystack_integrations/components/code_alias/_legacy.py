@@ -54,7 +54,7 @@ MOVED: dict[str, str] = {
     "server_discovery": "serving.server_discovery",
     "hayhooks_wrappers": "serving.hayhooks_wrappers",
     "live": "serving.live",
-    "push_sync": "indexing.push_sync",
+    "push_sync": "app.push_sync",
     "bench_searcher": "evaluation.bench_searcher",
     "bench_variants": "evaluation.bench_variants",
     # moved again, out of a stage folder: the application is not a stage (`app/`)

@@ -715,7 +715,7 @@ def _definition_locations(dictionary: Any, index_dir: Path) -> tuple[dict[str, s
 
 
 def _cmd_sync(args: argparse.Namespace) -> int:
-    from .indexing.refresh import run_sync
+    from .app.refresh import run_sync
 
     record = run_sync(args.index_dir, args.path, backend=args.backend, lock_timeout=args.lock_timeout, repo=args.repo)
     ok = record["state"] == "ok"
@@ -733,7 +733,7 @@ def _cmd_sync(args: argparse.Namespace) -> int:
 
 
 def _cmd_status(args: argparse.Namespace) -> int:
-    from .indexing.refresh import read_status
+    from .app.refresh import read_status
     from .indexing.vector_fill import vector_status
 
     folder = Path(args.index_dir).expanduser().resolve()

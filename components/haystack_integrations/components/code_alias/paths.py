@@ -119,3 +119,11 @@ def index_dir_for_root(root: Path) -> tuple[Path, str | None]:
     registry = _registry_file(root)
     fallback = registry.parent / f"{root.name}-{registry.stem[:12]}"
     return fallback, f"{root} is not writable: the index went to {fallback}"
+
+
+def pipelines_dir() -> Path:
+    """The folder of YAML pipelines: inside the installed package, or the repository's `pipelines/`."""
+    packaged = Path(__file__).parent / "pipelines"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parents[4] / "pipelines"

@@ -19,6 +19,7 @@ from haystack.core.serialization import DeserializationCallbacks
 from ..errors import CodeAliasError
 from ..indexing import index_files, index_mode
 from ..indexing.code_index import CodeIndex
+from ..paths import pipelines_dir
 
 Backend = Literal["embedded", "elasticsearch"]
 PIPELINE_FILES: dict[tuple[Backend, str], str] = {
@@ -63,14 +64,6 @@ class IndexMissingError(FileNotFoundError, CodeAliasError):
 
 class EmptyIndexError(IndexMissingError):
     """An index that holds no chunks (nothing indexed yet, or an empty repository)."""
-
-
-def pipelines_dir() -> Path:
-    """The folder of YAML pipelines: inside the installed package, or the repository's `pipelines/`."""
-    packaged = Path(__file__).parents[1] / "pipelines"
-    if packaged.is_dir():
-        return packaged
-    return Path(__file__).resolve().parents[5] / "pipelines"
 
 
 def pipeline_file(backend: Backend, kind: str, directory: Path | None = None) -> Path:

@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from ..app.pipelines import pipelines_dir
+from ..paths import pipelines_dir
 from .mapping import DEFAULT_EMBEDDING_DIM
 
 __all__ = ["EMBEDDED_PIPELINES", "elasticsearch_pipeline", "elasticsearch_pipeline_name", "render", "write_all"]

@@ -39,10 +39,10 @@ from typing import Any
 import yaml
 from haystack import Document
 
-from ..app.pipelines import pipelines_dir
 from ..app.search import CodeSearch
 from ..indexing.reader import CodeFileReader
 from ..indexing.splitter import CodeSplitter
+from ..paths import pipelines_dir
 from ..retrieval.embedders import TEXT_MODES, CodeDocumentEmbedder
 from .bench_searcher import PipelineSearcher
 

@@ -21,6 +21,7 @@ from fastapi import HTTPException
 from hayhooks.server.utils.base_pipeline_wrapper import BasePipelineWrapper
 from starlette.datastructures import Headers
 
+from haystack_integrations.components.code_alias.app.refresh import SyncStatus, read_status
 from haystack_integrations.components.code_alias.app.requests import (
     DEFAULT_CODE_LINES,
     DEFAULT_TOP_K,
@@ -35,7 +36,6 @@ from haystack_integrations.components.code_alias.app.requests import (
     TopK,
     UseRewrite,
 )
-from haystack_integrations.components.code_alias.indexing.refresh import SyncStatus, read_status
 from haystack_integrations.components.code_alias.serving.chat import ChatAnswer, CodeChat
 from haystack_integrations.components.code_alias.serving.graph_service import attach_usage
 from haystack_integrations.components.code_alias.serving.graph_wrappers import GRAPH_DEPLOYMENTS
@@ -267,7 +267,7 @@ chat generator is configured, and the last refresh (sync) of the index.
 class SyncWrapper(BasePipelineWrapper):
     """
     Refresh on push: re-index the served repository from its working tree (`serving/live.py` queues it,
-    `indexing/refresh.py` runs it: `CodeSearch.index`).
+    `app/refresh.py` runs it: `CodeSearch.index`).
 
     Under `code-alias serve` the route reads the raw body and accepts GitHub's `X-Hub-Signature-256`; under
     `hayhooks run` only the parsed JSON reaches `run_api`, so only GitLab's `X-Gitlab-Token` (the secret itself)

@@ -1,9 +1,9 @@
 """Refresh on push, the HTTP side: a signed webhook queues a re-index of a repository that is already indexed.
 
 The endpoint authenticates the request, reads which repository and paths the push names, drops replays, and
-queues a sync on the index folder's `indexing.refresh.Syncer` (one per folder in this server, `syncer_for`): the
-re-indexing itself, the warm indexer and the record of each sync are the indexing stage's (`indexing/refresh.py`,
-`indexing/push_sync.py`). Bringing the working tree up to date (`git pull`) is the deployer's job: see
+queues a sync on the index folder's `app.refresh.Syncer` (one per folder in this server, `syncer_for`): the
+re-indexing itself, the warm indexer and the record of each sync are the indexing stage's (`app/refresh.py`,
+`app/push_sync.py`). Bringing the working tree up to date (`git pull`) is the deployer's job: see
 `docs/serving.md`.
 
 What a webhook must carry (`verify_request`):
@@ -21,7 +21,7 @@ acknowledged (200, `"accepted": false`) without a sync (`DeliveryLog`). A body n
 `json_depth.MAX_JSON_DEPTH` is a 422 before it is parsed.
 
 A refresh refused after authentication (a tree that is gone, a repository the index does not hold, a body that is
-no push) is recorded in the index folder's `sync-status.json` (`indexing.refresh.record_refusal`) and logged with
+no push) is recorded in the index folder's `sync-status.json` (`app.refresh.record_refusal`) and logged with
 its reason. Requests refused before authentication are logged and counted in memory only (`code_alias_status`'s
 `sync.unauthenticated`, `Webhook.unauthenticated`): anyone who reaches the port can send them, and they must not
 make the server write.
@@ -42,9 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..core.repositories import origin_url
-from ..errors import CodeAliasError
-from ..indexing.refresh import (
+from ..app.refresh import (
     Syncer,
     indexed_root,
     one_line,
@@ -52,6 +50,8 @@ from ..indexing.refresh import (
     sync_lock_timeout,
     utc_now,
 )
+from ..core.repositories import origin_url
+from ..errors import CodeAliasError
 from ..indexing.repositories import read_repositories
 from .json_depth import MAX_JSON_DEPTH, too_deep
 

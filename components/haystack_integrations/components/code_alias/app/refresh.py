@@ -33,16 +33,16 @@ from typing import Any
 
 from typing_extensions import NotRequired, TypedDict
 
-from ..app.search import CodeSearch
 from ..core.model import atomic_write_bytes, read_json_object
 from ..core.processes import process_alive
 from ..errors import hide_paths
+from ..indexing import index_files
+from ..indexing.dictionary_handle import DictionaryHandle
+from ..indexing.index_files import current_manifest
+from ..indexing.repositories import as_recorded, read_repositories
 from ..paths import DICTIONARY_FILE
-from . import index_files
-from .dictionary_handle import DictionaryHandle
-from .index_files import current_manifest
 from .push_sync import WarmIndexer
-from .repositories import as_recorded, read_repositories
+from .search import CodeSearch
 
 logger = logging.getLogger(__name__)
 
@@ -316,7 +316,7 @@ class Syncer:
 
     ```python
     from pathlib import Path
-    from haystack_integrations.components.code_alias.indexing.refresh import Syncer, read_status
+    from haystack_integrations.components.code_alias.app.refresh import Syncer, read_status
 
     syncer = Syncer(Path(".code-alias"))
     queued = syncer.submit(["pkg/payments.py"])   # the paths a push named

@@ -40,7 +40,6 @@ from typing import Any
 
 from haystack import Document, Pipeline
 
-from ..app.search import CodeSearch
 from ..core.builder import DEFAULT_NICKNAME_FILES
 from ..core.manifests import MANIFEST_NAMES
 from ..core.model import AliasDictionary, Skipped
@@ -52,18 +51,19 @@ from ..core.walker import (
     resolve_inside,
     walk_repository,
 )
-from ..paths import DICTIONARY_FILE
-from ..rewriting.hints import HintIndex
-from . import index_files, index_mode, index_repair, repositories
-from .dictionary_handle import DictionaryHandle
-from .index_delta import compaction_due, load_dictionary
-from .reader import is_source_path, source_document
-from .store import (
+from ..indexing import index_files, index_mode, index_repair, repositories
+from ..indexing.dictionary_handle import DictionaryHandle
+from ..indexing.index_delta import compaction_due, load_dictionary
+from ..indexing.reader import is_source_path, source_document
+from ..indexing.store import (
     CodeIndexDocumentStore,
     holding_served,
     restamp_serving,
     serve_documents,
 )
+from ..paths import DICTIONARY_FILE
+from ..rewriting.hints import HintIndex
+from .search import CodeSearch
 
 logger = logging.getLogger(__name__)
 
@@ -80,7 +80,7 @@ class WarmIndexer:
     ### Usage example
 
     ```python
-    from haystack_integrations.components.code_alias.indexing.push_sync import WarmIndexer
+    from haystack_integrations.components.code_alias.app.push_sync import WarmIndexer
 
     indexer = WarmIndexer(".code-alias")
     stats = indexer.sync("path/to/repo", paths=["pkg/payments.py"])   # a push that changed one file

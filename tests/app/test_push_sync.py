@@ -11,12 +11,12 @@ import pytest
 from haystack import Document
 from haystack.document_stores.in_memory import InMemoryDocumentStore
 
+from haystack_integrations.components.code_alias.app.push_sync import WarmIndexer
 from haystack_integrations.components.code_alias.app.search import CodeSearch
 from haystack_integrations.components.code_alias.indexing import documents_file
 from haystack_integrations.components.code_alias.indexing import store as store_module
 from haystack_integrations.components.code_alias.indexing.dictionary_handle import DictionaryHandle
 from haystack_integrations.components.code_alias.indexing.index_files import current_manifest
-from haystack_integrations.components.code_alias.indexing.push_sync import WarmIndexer
 from haystack_integrations.components.code_alias.indexing.sync import IndexSyncPlanner
 from haystack_integrations.components.code_alias.paths import DICTIONARY_FILE
 from tests.support.repos import SHOP_FILES, write_tree
@@ -58,8 +58,8 @@ def test_pushed_paths_are_the_only_files_read(
     payments.write_text(payments.read_text().replace("charge_card", "charge_with_retry"), encoding="utf-8")
     orders = tree / "pkg/orders.py"  # changed too, but not pushed: a push-driven sync must not look at it
     orders.write_text(orders.read_text().replace("place_order", "submit_order"), encoding="utf-8")
+    from haystack_integrations.components.code_alias.app import push_sync
     from haystack_integrations.components.code_alias.core import builder
-    from haystack_integrations.components.code_alias.indexing import push_sync
 
     read: list[str] = []
     for module in (push_sync, builder):
@@ -252,7 +252,7 @@ def test_settle_freezes_what_is_held_and_unfreezes_now_and_then(
 ) -> None:
     import gc
 
-    from haystack_integrations.components.code_alias.indexing import push_sync
+    from haystack_integrations.components.code_alias.app import push_sync
 
     indexer, _, _ = indexed
     monkeypatch.setattr(push_sync, "UNFREEZE_EVERY", 2)
