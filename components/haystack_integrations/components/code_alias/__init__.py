@@ -1,11 +1,11 @@
 """code-alias-haystack: constrained query rewriting and hybrid retrieval for code search, as Haystack components.
 
 The modules live in folders named after the pipeline's stages: `indexing/` (reading, splitting, the dictionary,
-the index files and stores), `rewriting/` (the rewriter, the faithfulness filter, the composer), `retrieval/` (the
-retrievers and embedders), `ranking/` (the fitted ranking stage: candidates, features, the
-model, the answer), `serving/` (the server, Hayhooks wrappers and live
-sync) and `evaluation/` (the benchmark harness); `app/` is the application on top of them (`CodeSearch`, the
-requests and the answer); `core/` is the framework-free logic and `elasticsearch/` the backend.
+the index files and stores), `rewriting/` (the hint lookup, the rewriter, the faithfulness filter, the composer),
+`retrieval/` (the retrievers and embedders), `ranking/` (the fitted ranking stage: candidates, features, the model,
+the answer) and `evaluation/` (the benchmark harness); `app/` is the application on top of them (`CodeSearch`, the
+requests, the answer, re-indexing on demand), `serving/` its transports (the server, Hayhooks wrappers, the
+webhook); `core/` holds what several stages share and `elasticsearch/` the backend. See docs/architecture.md.
 Old module paths keep working (`_legacy.py`).
 
 Imports are lazy so that light entry points (autocomplete, `code-alias dict`, BM25-only pipelines) do not load torch:
