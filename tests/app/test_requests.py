@@ -20,12 +20,13 @@ from haystack_integrations.components.code_alias.app.requests import (
     LEXICAL_WITH_LLM,
     AskRequest,
     CompleteRequest,
+    GraphRequest,
     RequestError,
     RewriteRequest,
     lexical_with_llm,
     question_text,
 )
-from tests.support.servers import ThreadServer
+from tests.support.servers import ThreadServer, rest_message
 
 
 def refusal(model: type[Any], values: dict[str, Any], *, trusted: bool = False) -> RequestError:
@@ -108,6 +109,48 @@ def test_the_schema_states_the_limits_the_validation_keeps() -> None:
     assert properties["repo"]["anyOf"][1]["maxItems"] == 50
 
 
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"name": "  "}, "name is empty: give a definition's name, e.g. withStripeBackoff or Session.request"),
+        ({"name": ["total"]}, "name must be a string, got list"),
+        ({"name": "total", "limit": 0}, "limit must be from 1 to 500, got 0"),
+        ({"name": "total", "limit": 501}, "limit must be from 1 to 500, got 501"),
+        ({"name": "total", "depth": 11}, "depth must be from 1 to 10, got 11"),
+        ({"name": "total", "depth": True}, "depth must be an integer from 1 to 10, got bool"),
+        ({"name": "total", "repo": ["a", "b"]}, "repo must be one repository's name (a string), got list"),
+        ({"name": "total", "include_ambiguous": "yes"}, "include_ambiguous must be true or false, got str"),
+        ({"name": "total", "file_path": ""}, "file_path is empty: give a path relative to the repository root"),
+    ],
+)
+def test_a_graph_request_that_breaks_a_rule_says_which(values: dict[str, Any], message: str) -> None:
+    refused = refusal(GraphRequest, values)
+    assert (refused.status, refused.message) == (422, message)
+
+
+def test_the_cli_refuses_a_bad_graph_request_in_the_models_words(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for argv, values in (
+        (["callers", "total", "--limit", "0"], {"name": "total", "limit": 0}),
+        (["impact", "total", "--depth", "11"], {"name": "total", "depth": 11}),
+    ):
+        expected = refusal(GraphRequest, values).message
+        assert cli.main(["--index-dir", str(tmp_path), *argv, "--no-daemon"]) == cli.EXIT_ERROR
+        assert capsys.readouterr().err.strip().splitlines()[-1] == f"code-alias: error: {expected}"
+
+
+def test_a_good_graph_request_keeps_what_was_asked() -> None:
+    request = GraphRequest.parse({"name": " Tax.apply ", "depth": 2, "file_path": " shop/pricing.py", "repo": "shop"})
+    assert (request.text, request.path, request.repo, request.depth, request.limit) == (
+        "Tax.apply",
+        "shop/pricing.py",
+        "shop",
+        2,
+        50,
+    )
+
+
 def test_lexical_with_llm_is_one_rule_for_requests_and_settings() -> None:
     from haystack_integrations.components.code_alias.app.search import CodeSearch
     from haystack_integrations.components.code_alias.serving.service import ServiceSettings
@@ -143,11 +186,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ThreadServer]:
     served = ThreadServer(app).start()
     yield served
     served.stop()
-
-
-def _rest_message(response: httpx.Response) -> str:
-    detail = response.json()["detail"]
-    return detail if isinstance(detail, str) else "; ".join(problem["msg"] for problem in detail)
 
 
 def _mcp_messages(server: ThreadServer, calls: list[dict[str, Any]]) -> list[Any]:
@@ -202,7 +240,7 @@ def test_cli_rest_mcp_and_hayhooks_refuse_a_bad_request_in_the_same_words(
         assert capsys.readouterr().err.strip().splitlines()[-1] == f"code-alias: error: {expected.message}", name
 
         response = httpx.post(server.url + "/code_alias_ask/run", json=values, timeout=60)
-        assert (response.status_code, _rest_message(response)) == (expected.status, expected.message), name
+        assert (response.status_code, rest_message(response)) == (expected.status, expected.message), name
         assert "Traceback" not in response.text
 
         assert tool.isError, name

@@ -13,8 +13,9 @@ from typing import Any
 import httpx
 import pytest
 
+from haystack_integrations.components.code_alias.app.requests import GraphRequest, RequestError
 from tests.support.repos import FIXTURES, ROOT
-from tests.support.servers import ThreadServer
+from tests.support.servers import ThreadServer, rest_message
 
 GRAPH_FIXTURE = FIXTURES / "graph" / "python"
 TOKEN = "graph-token-43"
@@ -81,6 +82,10 @@ def test_bad_graph_requests_get_a_clear_4xx(
     answer = _run(server, route, body)
     assert answer.status_code == status, answer.text
     assert says in answer.text and "Traceback" not in answer.text
+    if status == 422:  # the request model's own words (`app.requests.GraphRequest`), as every way in says them
+        with pytest.raises(RequestError) as refused:
+            GraphRequest.parse(body)
+        assert rest_message(answer) == refused.value.message
     assert _run(server, route, {"name": "total"}, headers={}).status_code == 401
 
 

@@ -581,7 +581,8 @@ def test_long_functions_and_files_say_why() -> None:
 #: `MODES` is also the rewriter component's own input check, below the application: not listed.
 REQUEST_NAMES = {
     "MAX_QUESTION_CHARS", "MAX_PREFIX_CHARS", "TOP_K_RANGE", "CODE_LINES_RANGE", "DEFAULT_CODE_LINES",
-    "MAX_CODE_LINES", "LEXICAL_WITH_LLM", "MAX_FILTER_VALUES", "MAX_FILTER_CHARS",
+    "MAX_CODE_LINES", "LEXICAL_WITH_LLM", "MAX_FILTER_VALUES", "MAX_FILTER_CHARS", "MAX_SYMBOL_NAME_CHARS",
+    "GRAPH_LIMIT_RANGE", "DEPTH_RANGE", "DEFAULT_DEPTH",
 }  # fmt: skip
 REQUEST_RULE_HOMES = {"app/requests.py", "core/filters.py"}  # the filter-name rule is the filters' own
 
@@ -590,6 +591,7 @@ def test_the_request_rules_are_written_once() -> None:
     from typing import get_type_hints
 
     from haystack_integrations.components.code_alias.app import requests
+    from haystack_integrations.components.code_alias.serving import graph_wrappers
     from haystack_integrations.components.code_alias.serving import hayhooks_wrappers as wrappers
 
     defined: dict[str, list[str]] = {}
@@ -624,6 +626,13 @@ def test_the_request_rules_are_written_once() -> None:
                 wrapper.__name__,
                 name,
             )
+    # The graph's routes each take some of `GraphRequest`'s fields (impact's own default limit is larger).
+    graph_fields = get_type_hints(requests.GraphRequest, include_extras=True)
+    for graph_wrapper in graph_wrappers.GRAPH_DEPLOYMENTS.values():
+        hints = get_type_hints(graph_wrapper.run_api, include_extras=True)
+        taken = [name for name in inspect.signature(graph_wrapper.run_api).parameters if name != "self"]
+        assert set(taken) <= set(requests.GraphRequest.model_fields), graph_wrapper.__name__
+        assert all(hints[name] == graph_fields[name] for name in taken), graph_wrapper.__name__
 
 
 # ---- one lock, one client, transports that call the stages ---------------------------------------------------------

@@ -124,3 +124,9 @@ def server_info() -> dict[str, Any] | None:
             client.close()
     except Exception:
         return None
+
+
+def rest_message(response: Any) -> str:
+    """What a refused REST request says: our message (`detail` text), or FastAPI's 422 problems' own messages."""
+    detail = response.json()["detail"]
+    return detail if isinstance(detail, str) else "; ".join(problem["msg"] for problem in detail)

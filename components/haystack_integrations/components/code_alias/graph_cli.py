@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .app.requests import DEFAULT_DEPTH, GraphRequest
 from .core.graph_text import answer_text
 from .paths import DICTIONARY_FILE
 from .serving.client import ServerAnswerError, call_peer
@@ -48,11 +49,17 @@ def add_graph_commands(commands: Any, common: argparse.ArgumentParser) -> None:
 
 def run_graph_command(args: argparse.Namespace) -> int:
     """Answer `callers` / `callees` / `impact` and print it (`--json`: the answer as the server gives it)."""
-    if args.limit < 1 or args.limit > 500:
-        raise ValueError("--limit must be from 1 to 500")
-    depth = getattr(args, "depth", 3)
-    if not 1 <= depth <= 10:
-        raise ValueError("--depth must be from 1 to 10")
+    # The same request, rules and messages as the server's routes (`GraphRequest`); a broken one is a usage error.
+    GraphRequest.parse(
+        {
+            "name": args.name,
+            "limit": args.limit,
+            "depth": getattr(args, "depth", DEFAULT_DEPTH),
+            "file_path": args.file,
+            "repo": args.repo,
+        }
+    )
+    depth = getattr(args, "depth", DEFAULT_DEPTH)
     folder = Path(args.index_dir).expanduser()
     answer = None if args.no_daemon or args.backend != "embedded" else _from_server(args, folder, depth)
     if answer is None:

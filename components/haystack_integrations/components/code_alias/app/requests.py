@@ -1,4 +1,5 @@
-"""The application's requests (ask, rewrite, complete) and every limit and rule a request must keep, written once.
+"""The application's requests (ask, rewrite, complete, the reference graph's) and every limit and rule a request
+must keep, written once.
 
 Every way in builds one of these models: the CLI (argparse, then `AskRequest`), the REST routes and the MCP tools
 (the Hayhooks wrappers' `run_api` parameters are the models' own field types, so the request schema is theirs), the
@@ -42,6 +43,12 @@ LIMIT_RANGE = (1, 50)
 #: definition without opening the file.
 CODE_LINES_RANGE = (0, 40)
 DEFAULT_CODE_LINES = 6
+#: The reference graph's requests (callers, callees, impact): a definition's name, a file path, entries, hops.
+MAX_SYMBOL_NAME_CHARS = 300
+MAX_PATH_CHARS = 1_000
+GRAPH_LIMIT_RANGE = (1, 500)
+DEPTH_RANGE = (1, 10)
+DEFAULT_DEPTH = 3
 #: The one rule between two fields: BM25 alone answers with the dictionary rewrite, never the LLM's.
 LEXICAL_WITH_LLM = "lexical answers with the dictionary rewrite; drop mode 'llm' or lexical"
 #: The error type of a rule between fields (a 400: each field is fine, the combination is not).
@@ -114,6 +121,25 @@ def _flag(name: str) -> Any:
     return check
 
 
+def _one_name(name: str) -> Any:
+    """One repository's name (a graph request narrows to one), by the filters' rule."""
+    many = _names(name)
+
+    def check(value: Any) -> str | None:
+        if value is not None and not isinstance(value, str):
+            raise _broken(f"{name} must be one repository's name (a string), got {type(value).__name__}")
+        return cast("str | None", many(value))
+
+    return check
+
+
+def _optional(check: Any) -> Any:
+    def optional(value: Any, info: ValidationInfo) -> Any:
+        return None if value is None else check(value, info)
+
+    return optional
+
+
 def _mode(value: Any) -> Mode:
     if value not in MODES:
         raise _broken(f"mode must be 'dictionary' or 'llm', got {value!r}")
@@ -176,6 +202,32 @@ RepoFilter = Annotated[str | list[str] | None, PlainValidator(_names("repo")), W
 PackageFilter = Annotated[
     str | list[str] | None, PlainValidator(_names("package")), WithJsonSchema(_name_schema("Package"))
 ]
+
+_DEFINITION = "give a definition's name, e.g. withStripeBackoff or Session.request"
+SymbolName = Annotated[
+    str,
+    PlainValidator(_text("name", MAX_SYMBOL_NAME_CHARS, _DEFINITION)),
+    WithJsonSchema({"type": "string", "minLength": 1, "maxLength": MAX_SYMBOL_NAME_CHARS}),
+]
+FilePath = Annotated[
+    str | None,
+    PlainValidator(_optional(_text("file_path", MAX_PATH_CHARS, "give a path relative to the repository root"))),
+    WithJsonSchema({"anyOf": [{"type": "string", "minLength": 1, "maxLength": MAX_PATH_CHARS}, {"type": "null"}]}),
+]
+OneRepo = Annotated[
+    str | None,
+    PlainValidator(_one_name("repo")),
+    WithJsonSchema({"anyOf": [{"type": "string", "minLength": 1, "maxLength": MAX_FILTER_CHARS}, {"type": "null"}]}),
+]
+GraphLimit = Annotated[
+    int,
+    PlainValidator(_integer("limit", *GRAPH_LIMIT_RANGE, ceiling=False)),
+    WithJsonSchema(_integer_schema(*GRAPH_LIMIT_RANGE)),
+]
+Depth = Annotated[
+    int, PlainValidator(_integer("depth", *DEPTH_RANGE, ceiling=False)), WithJsonSchema(_integer_schema(*DEPTH_RANGE))
+]
+IncludeAmbiguous = Annotated[bool, PlainValidator(_flag("include_ambiguous")), WithJsonSchema({"type": "boolean"})]
 
 
 def lexical_with_llm(lexical: bool | None, llm: bool) -> None:
@@ -296,16 +348,34 @@ class CompleteRequest(Request):
         return self.prefix.strip()
 
 
-def filter_names(value: Any, name: str) -> str | list[str] | None:
+class GraphRequest(Request):
     """
-    A `repo` / `package` filter value alone (a graph request's), by the requests' rule.
+    A question to the reference graph (`code_alias_callers` / `_callees` / `_impact`, `code-alias callers` ...).
 
-    :raises RequestError: Not a name or a non-empty list of names, or a name the filter cannot take (422).
+    :param name: The definition's name, or its qualified name to pick one of several of that name.
+    :param limit: At most this many entries (per list).
+    :param depth: Hops of callers to follow (impact).
+    :param file_path: Only the definition in this file (relative to the repository root).
+    :param repo: Only definitions of this repository of the index.
+    :param include_ambiguous: Also follow uses whose target is ambiguous (impact).
     """
-    try:
-        return cast("str | list[str] | None", _names(name)(value))
-    except PydanticCustomError as error:
-        raise RequestError(error.message()) from None
+
+    name: SymbolName
+    limit: GraphLimit = 50
+    depth: Depth = DEFAULT_DEPTH
+    file_path: FilePath = None
+    repo: OneRepo = None
+    include_ambiguous: IncludeAmbiguous = False
+
+    @property
+    def text(self) -> str:
+        """The name without the white space around it."""
+        return self.name.strip()
+
+    @property
+    def path(self) -> str | None:
+        """The file path without the white space around it."""
+        return None if self.file_path is None else self.file_path.strip()
 
 
 def question_text(question: Any) -> str:

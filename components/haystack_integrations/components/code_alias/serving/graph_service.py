@@ -2,9 +2,9 @@
 
 A client of the service's index folder: the graph comes from the folder's `DictionaryHandle` (resolved once per
 dictionary version and kept, `DictionaryHandle.graph`), the answers from `core/graph_answers.py`, the same functions
-the CLI calls in-process. What this adds is what a server needs: the request checked field by field (a 422 that
-names the field), a name the index does not define answered with a 404 that says so, a missing index with how to
-build it.
+the CLI calls in-process. What this adds is what a server needs: the request checked field by field
+(`app.requests.GraphRequest`: a 422 that names the field), a name the index does not define answered with a 404 that
+says so, a missing index with how to build it.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Literal
 
+from haystack_integrations.components.code_alias.app.requests import GraphRequest
 from haystack_integrations.components.code_alias.core.graph import ReferenceGraph
 from haystack_integrations.components.code_alias.core.graph_answers import (
     GraphNameError,
@@ -28,34 +29,13 @@ from haystack_integrations.components.code_alias.serving.service import (
     BUILD_HINT,
     CodeAliasService,
     bad_request,
-    check_filter_name,
-    check_int,
+    parse_request,
     plain,
 )
 
 logger = logging.getLogger(__name__)
 
 Question = Literal["callers", "callees", "impact"]
-MAX_NAME_CHARS = 300
-MAX_PATH_CHARS = 1_000
-LIMIT_RANGE = (1, 500)
-DEPTH_RANGE = (1, 10)
-
-
-def check_name(name: Any, field: str = "name", limit: int = MAX_NAME_CHARS) -> str:
-    """A symbol name or path: a non-empty string of valid text, at most `limit` characters; 422 otherwise."""
-    if not isinstance(name, str):
-        raise bad_request(f"{field} must be a string, got {type(name).__name__}")
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        raise bad_request(f"{field} is not valid Unicode text") from None
-    text = name.strip()
-    if not text:
-        raise bad_request(f"{field} is empty: give a definition's name, e.g. withStripeBackoff or Session.request")
-    if len(text) > limit:
-        raise bad_request(f"{field} is {len(text):,} characters; the limit is {limit:,}")
-    return text
 
 
 def service_graph(service: CodeAliasService) -> ReferenceGraph:
@@ -84,15 +64,9 @@ def graph_answer(
 
     :raises HTTPException: 422 on a bad field, 404 when no definition has the name (or there is no index).
     """
-    text = check_name(name)
-    count = check_int(limit, "limit", *LIMIT_RANGE)
-    hops = check_int(depth, "depth", *DEPTH_RANGE)
-    path = None if file_path is None else check_name(file_path, "file_path", MAX_PATH_CHARS)
-    if repo is not None and not isinstance(repo, str):
-        raise bad_request(f"repo must be one repository's name (a string), got {type(repo).__name__}")
-    check_filter_name(repo, "repo")
-    if not isinstance(include_ambiguous, bool):
-        raise bad_request(f"include_ambiguous must be true or false, got {type(include_ambiguous).__name__}")
+    values = {"name": name, "limit": limit, "depth": depth, "file_path": file_path, "repo": repo}
+    request = parse_request(GraphRequest, {**values, "include_ambiguous": include_ambiguous})
+    text, count, hops, path, repo = request.text, request.limit, request.depth, request.path, request.repo
     graph = service_graph(service)
     try:
         if question == "callers":
@@ -101,7 +75,13 @@ def graph_answer(
             answer = callees_answer(graph, text, limit=count, file_path=path, repo=repo)
         else:
             answer = impact_answer(
-                graph, text, depth=hops, limit=count, include_ambiguous=include_ambiguous, file_path=path, repo=repo
+                graph,
+                text,
+                depth=hops,
+                limit=count,
+                include_ambiguous=request.include_ambiguous,
+                file_path=path,
+                repo=repo,
             )
     except GraphNameError as error:
         raise bad_request(str(error), status_code=404) from None

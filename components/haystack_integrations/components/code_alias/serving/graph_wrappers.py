@@ -7,24 +7,22 @@ Hayhooks `PipelineWrapper` classes like the others of `hayhooks_wrappers.py` (wh
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
 from hayhooks.server.utils.base_pipeline_wrapper import BasePipelineWrapper
-from pydantic import Field
 
-from haystack_integrations.components.code_alias.serving.graph_service import (
-    DEPTH_RANGE,
-    LIMIT_RANGE,
-    MAX_NAME_CHARS,
-    MAX_PATH_CHARS,
-    graph_answer,
+# The parameters are `GraphRequest`'s own field types: the REST and MCP schemas, and every message, are its.
+from haystack_integrations.components.code_alias.app.requests import (
+    DEFAULT_DEPTH,
+    Depth,
+    FilePath,
+    IncludeAmbiguous,
+    SymbolName,
 )
+from haystack_integrations.components.code_alias.app.requests import GraphLimit as Limit
+from haystack_integrations.components.code_alias.app.requests import OneRepo as Repo
+from haystack_integrations.components.code_alias.serving.graph_service import graph_answer
 from haystack_integrations.components.code_alias.serving.service import CodeAliasService, get_service
-
-SymbolName = Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS)]
-FilePath = Annotated[str, Field(min_length=1, max_length=MAX_PATH_CHARS)] | None
-Repo = Annotated[str, Field(min_length=1, max_length=200)] | None
-Limit = Annotated[int, Field(ge=LIMIT_RANGE[0], le=LIMIT_RANGE[1], strict=True)]
 
 
 class _GraphWrapper(BasePipelineWrapper):
@@ -87,10 +85,10 @@ class ImpactWrapper(_GraphWrapper):
     def run_api(
         self,
         name: SymbolName,
-        depth: Annotated[int, Field(ge=DEPTH_RANGE[0], le=DEPTH_RANGE[1], strict=True)] = 3,
+        depth: Depth = DEFAULT_DEPTH,
         file_path: FilePath = None,
         repo: Repo = None,
-        include_ambiguous: Annotated[bool, Field(strict=True)] = False,
+        include_ambiguous: IncludeAmbiguous = False,
         limit: Limit = 100,
     ) -> dict[str, Any]:
         """What a change of a function, method or class of the indexed code base can break: every definition \

@@ -71,7 +71,6 @@ from haystack_integrations.components.code_alias.app.requests import (
     Request,
     RequestError,
     RewriteRequest,
-    filter_names,
     lexical_with_llm,
 )
 from haystack_integrations.components.code_alias.app.search import CodeSearch
@@ -398,26 +397,6 @@ def parse_request(model: type[_Request], values: dict[str, Any]) -> _Request:
     """
     try:
         return model.parse(values)
-    except RequestError as error:
-        raise bad_request(error.message, error.status) from None
-
-
-def check_int(value: Any, name: str, low: int, high: int) -> int:
-    """`value` as an int in [low, high]; 422 otherwise (booleans are not numbers here)."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise bad_request(f"{name} must be an integer from {low} to {high}, got {type(value).__name__}")
-    if not low <= value <= high:
-        raise bad_request(f"{name} must be from {low} to {high}, got {value}")
-    return value
-
-
-def check_filter_name(value: Any, name: str) -> str | list[str] | None:
-    """
-    A `repo` / `package` filter value by the requests' rule (`app.requests.filter_names`); 422 otherwise. Whether the
-    index holds them is `CodeSearch.check_filters`'s to say.
-    """
-    try:
-        return filter_names(value, name)
     except RequestError as error:
         raise bad_request(error.message, error.status) from None
 
