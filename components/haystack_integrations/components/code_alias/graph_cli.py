@@ -50,7 +50,7 @@ def add_graph_commands(commands: Any, common: argparse.ArgumentParser) -> None:
 def run_graph_command(args: argparse.Namespace) -> int:
     """Answer `callers` / `callees` / `impact` and print it (`--json`: the answer as the server gives it)."""
     # The same request, rules and messages as the server's routes (`GraphRequest`); a broken one is a usage error.
-    GraphRequest.parse(
+    request = GraphRequest.parse(
         {
             "name": args.name,
             "limit": args.limit,
@@ -59,7 +59,7 @@ def run_graph_command(args: argparse.Namespace) -> int:
             "repo": args.repo,
         }
     )
-    depth = getattr(args, "depth", DEFAULT_DEPTH)
+    depth = request.depth
     folder = Path(args.index_dir).expanduser()
     answer = None if args.no_daemon or args.backend != "embedded" else _from_server(args, folder, depth)
     if answer is None:

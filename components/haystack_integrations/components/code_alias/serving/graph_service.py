@@ -64,24 +64,27 @@ def graph_answer(
 
     :raises HTTPException: 422 on a bad field, 404 when no definition has the name (or there is no index).
     """
-    values = {"name": name, "limit": limit, "depth": depth, "file_path": file_path, "repo": repo}
-    request = parse_request(GraphRequest, {**values, "include_ambiguous": include_ambiguous})
-    text, count, hops, path, repo = request.text, request.limit, request.depth, request.path, request.repo
+    request = parse_request(
+        GraphRequest,
+        {
+            "name": name,
+            "limit": limit,
+            "depth": depth,
+            "file_path": file_path,
+            "repo": repo,
+            "include_ambiguous": include_ambiguous,
+        },
+    )
+    options: dict[str, Any] = {"limit": request.limit, "file_path": request.path, "repo": request.repo}
     graph = service_graph(service)
     try:
         if question == "callers":
-            answer = callers_answer(graph, text, limit=count, file_path=path, repo=repo)
+            answer = callers_answer(graph, request.text, **options)
         elif question == "callees":
-            answer = callees_answer(graph, text, limit=count, file_path=path, repo=repo)
+            answer = callees_answer(graph, request.text, **options)
         else:
             answer = impact_answer(
-                graph,
-                text,
-                depth=hops,
-                limit=count,
-                include_ambiguous=request.include_ambiguous,
-                file_path=path,
-                repo=repo,
+                graph, request.text, depth=request.depth, include_ambiguous=request.include_ambiguous, **options
             )
     except GraphNameError as error:
         raise bad_request(str(error), status_code=404) from None
