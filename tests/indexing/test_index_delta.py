@@ -21,6 +21,7 @@ from haystack_integrations.components.code_alias.indexing import documents_file,
 from haystack_integrations.components.code_alias.indexing import store as store_module
 from haystack_integrations.components.code_alias.indexing.dictionary_handle import DictionaryHandle
 from haystack_integrations.components.code_alias.paths import DICTIONARY_FILE
+from tests.support.indexes import warm_indexed
 from tests.support.repos import SHOP_FILES, write_tree
 
 
@@ -32,14 +33,8 @@ def tree(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def indexed(tree: Path, tmp_path: Path) -> Iterator[tuple[WarmIndexer, CodeSearch, Path]]:
-    index_dir = tmp_path / "index"
-    CodeSearch(index_dir, lexical=True).index(tree)
-    query = CodeSearch(index_dir, lexical=True)
-    query.ask("charge card")  # the query side is in use: the sync hands its build over
-    indexer = WarmIndexer(index_dir, lexical=True)
-    yield indexer, query, index_dir
-    indexer.close()
-    query.close()
+    with warm_indexed(tree, tmp_path / "index") as made:
+        yield made
 
 
 def rename(tree: Path, old: str, new: str, path: str = "pkg/payments.py") -> None:
