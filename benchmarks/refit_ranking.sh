@@ -86,10 +86,11 @@ if has_step offtopic; then
   # Negatives for the answer-confidence model only: each corpus asked other repositories' questions.
   # record_off_topic.py appends: a folder is written whole under .part and renamed, so a rerun never doubles it.
   off_topic() { # NAME, the run whose questions it borrows, then its options
-    local out=$runs/refit-offtopic-$1 run=$2
+    local name=$1 run=$2
+    local out=$runs/refit-offtopic-$name
     shift 2
-    if [[ -d $out ]]; then say "off-topic $1: $out is there"; return; fi
-    say "recording off-topic questions ($1) -> $out"
+    if [[ -d $out ]]; then say "off-topic $name: $out is there"; return; fi
+    say "recording off-topic questions ($name) -> $out"
     rm -rf "$out.part"
     python "$here/record_off_topic.py" --run "$run" --cache-dir "$cache" --out "$out.part" --per-corpus 30 "$@"
     mv "$out.part" "$out"
