@@ -16,8 +16,9 @@
 #   SUBSET        N: only N questions of each set (a smoke test of the whole chain; never for figures)
 #   SWEQA_REPOS, JSTS_REPOS, LITE_REPOS
 #                 comma-separated repositories to keep (default: all)
-#   HYBRID_REPOS  the SWE-QA repositories of the hybrid rows (default: the seven whose chunk vectors two cores
-#                 compute in reasonable time; sympy and astropy are the large ones)
+#   HYBRID_REPOS  the SWE-QA repositories of the hybrid rows (default: all nine; on two cores the chunk vectors
+#                 of astropy (19,233 chunks) and sympy (38,607) take about 15 and 20 minutes, once: the content-hash
+#                 cache keeps them)
 #   OUT           the fit's report folder (default CACHE_DIR/runs/refit-report; SHIP=1: benchmarks/results/ranking)
 #   SHIP=1        write the model into the package (config/ranking_model.json) and the report into benchmarks/
 #
@@ -34,7 +35,7 @@ bench=$shared/bench
 git_root=${GIT_ROOT:-/work/.mirror}
 runs=$cache/runs
 steps=${STEPS:-sweqa lite jsts hybrid offtopic informal fit}
-hybrid_repos=${HYBRID_REPOS:-pallets/flask,psf/requests,pytest-dev/pytest,pylint-dev/pylint,sqlfluff/sqlfluff,sphinx-doc/sphinx,pydata/xarray}
+hybrid_repos=${HYBRID_REPOS:-pallets/flask,psf/requests,pytest-dev/pytest,pylint-dev/pylint,sqlfluff/sqlfluff,sphinx-doc/sphinx,pydata/xarray,astropy/astropy,sympy/sympy}
 recorder=haystack_integrations.components.code_alias.evaluation.ranking_data:make_recording_searcher
 mkdir -p "$runs"
 
