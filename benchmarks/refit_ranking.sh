@@ -14,11 +14,10 @@
 #   SHARED        the shared benchmark folder (default: ../shared beside the repository)
 #   STEPS         which steps, in order (default "sweqa lite jsts hybrid offtopic informal fit")
 #   SUBSET        N: only N questions of each set (a smoke test of the whole chain; never for figures)
-#   SWEQA_REPOS, JSTS_REPOS, LITE_REPOS
-#                 comma-separated repositories to keep (default: all)
-#   HYBRID_REPOS  the SWE-QA repositories of the hybrid rows (default: all nine; on two cores the chunk vectors
-#                 of astropy (19,233 chunks) and sympy (38,607) take about 15 and 20 minutes, once: the content-hash
-#                 cache keeps them)
+#   SWEQA_REPOS, JSTS_REPOS, LITE_REPOS, HYBRID_REPOS
+#                 comma-separated repositories to keep (default: all). The hybrid rows need every chunk vector: on
+#                 two cores astropy's (19,233 chunks) and sympy's (38,607) take about 15 and 20 minutes, once (the
+#                 content-hash cache keeps them)
 #   OUT           the fit's report folder (default CACHE_DIR/runs/refit-report; SHIP=1: benchmarks/results/ranking)
 #   SHIP=1        write the model into the package (config/ranking_model.json) and the report into benchmarks/
 #
@@ -26,7 +25,7 @@
 # Needs the project's .venv active (code-alias on PATH).
 set -euo pipefail
 
-[[ $# -eq 1 ]] || { sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+[[ $# -eq 1 ]] || { sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 cache=$(mkdir -p "$1" && cd "$1" && pwd)
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(dirname "$here")
@@ -35,7 +34,6 @@ bench=$shared/bench
 git_root=${GIT_ROOT:-/work/.mirror}
 runs=$cache/runs
 steps=${STEPS:-sweqa lite jsts hybrid offtopic informal fit}
-hybrid_repos=${HYBRID_REPOS:-pallets/flask,psf/requests,pytest-dev/pytest,pylint-dev/pylint,sqlfluff/sqlfluff,sphinx-doc/sphinx,pydata/xarray,astropy/astropy,sympy/sympy}
 recorder=haystack_integrations.components.code_alias.evaluation.ranking_data:make_recording_searcher
 mkdir -p "$runs"
 
@@ -80,8 +78,9 @@ if has_step jsts; then
     --swebench "$bench/swebench_multilingual_jsts.jsonl" "${flag[@]}"
 fi
 if has_step hybrid; then
+  mapfile -t flag < <(repos_flag "${HYBRID_REPOS:-}")
   record sweqa-hybrid --corpus git --git-root "$git_root" --retrievals hybrid \
-    --golden "$bench/swe_qa_dev_primary.jsonl" --repos "$hybrid_repos"
+    --golden "$bench/swe_qa_dev_primary.jsonl" "${flag[@]}"
 fi
 if has_step offtopic; then
   # Negatives for the answer-confidence model only: each corpus asked other repositories' questions.
