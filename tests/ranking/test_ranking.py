@@ -192,6 +192,27 @@ def test_a_fitted_model_learns_the_pattern_out_of_fold() -> None:
     assert np.mean([m["acc@1"] for m in bm25_only]) < 0.2
 
 
+def test_an_appended_feature_column_is_fitted_under_its_own_name() -> None:
+    # an experiment (benchmarks/ranking_variants.py) appends columns after FEATURES: here one that marks the gold
+    # chunk, beside the BM25 columns only (the synthetic gold is anywhere in BM25), so only it can place gold first
+    dataset = _synthetic_dataset(60, seed=4)
+    signal = (dataset.y >= 2).astype(np.float64)[:, None]
+    bm25_only = np.zeros_like(dataset.X)
+    for name in ("bm25_log_rank", "bm25_relative_score"):
+        bm25_only[:, INDEX[name]] = dataset.X[:, INDEX[name]]
+    dataset.X = np.hstack([bm25_only, signal])
+    small = {"min_data_in_leaf": 5, "num_leaves": 4}
+    names = (*FEATURES, "gold_marker")
+    booster = fit.fit_ranker(dataset, dataset.questions, params=small, rounds=10, feature_names=names)
+    assert booster.feature_name()[-1] == "gold_marker"
+    importance = dict(zip(booster.feature_name(), booster.feature_importance("gain"), strict=True))
+    assert max(importance, key=lambda name: importance[name]) == "gold_marker"
+    scores = fit.out_of_fold(
+        dataset, fit=lambda data, chosen: fit.fit_ranker(data, chosen, params=small, rounds=10, feature_names=names)
+    )
+    assert np.mean([m["acc@1"] for m in fit.evaluate(dataset, scores)]) > 0.95
+
+
 def test_confidence_and_threshold_are_fitted_out_of_fold() -> None:
     rng = np.random.default_rng(0)
     facts = rng.normal(size=(200, len(CONFIDENCE_FEATURES)))

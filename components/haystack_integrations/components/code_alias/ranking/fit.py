@@ -197,12 +197,14 @@ def fit_ranker(
     params: Mapping[str, Any] | None = None,
     rounds: int | None = None,
     set_weights: Mapping[str, float] | None = None,
+    feature_names: Sequence[str] = FEATURES,
 ) -> Any:
     """A LightGBM LambdaMART booster of one kind (`LABELS`) fitted on `questions` of `dataset` (questions with no
     positive teach nothing to a ranking loss; LightGBM skips them).
 
     :param set_weights: each dev set's share of the total weight, relative to the others (a set not named: 1.0);
         by default every set weighs the same in total, whatever its number of questions.
+    :param feature_names: The names of `dataset.X`'s columns (an experiment may append columns after `FEATURES`).
     """
     import lightgbm
 
@@ -226,11 +228,11 @@ def fit_ranker(
             relative = (set_weights or {}).get(question.set_name, 1.0)
             weights.append(np.full(len(y), relative * len(questions) / (len(per_set) * per_set[question.set_name])))
     train = lightgbm.Dataset(
-        np.vstack(blocks) if blocks else np.zeros((0, len(FEATURES))),
+        np.vstack(blocks) if blocks else np.zeros((0, len(feature_names))),
         label=np.concatenate(labels) if labels else np.zeros(0),
         weight=np.concatenate(weights) if weights else None,
         group=groups,
-        feature_name=list(FEATURES),
+        feature_name=list(feature_names),
         free_raw_data=False,
     )
     merged = {**DEFAULT_PARAMS, **settings, **(params or {})}
