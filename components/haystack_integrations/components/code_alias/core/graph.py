@@ -12,7 +12,8 @@ refers to, and answers:
 - `callees(source)`: what a definition calls, resolved or not;
 - `impact(target, depth)`: everything that reaches it through calls, instantiations, inheritance and type uses,
   transitively, nearest first, with test files marked;
-- `centrality()`: in-degree and PageRank per definition (file path + qualified name), for the ranking stage.
+- `centrality()`: in-degree and PageRank per definition (file path + qualified name); tried as ranking features
+  and not kept (BENCHMARKS.md 21: inside the seeds' spread, below it on JS/TS), so only benchmarks read it today.
 
 Each edge is `resolved` (the scope rules chose one definition) or `ambiguous` (candidates that share the name; the
 receiver's type or the name's origin is unknown): ambiguous edges are listed as such, never as a caller.
@@ -70,10 +71,10 @@ class Edge(NamedTuple):
 @dataclass(frozen=True)
 class Centrality:
     """
-    Graph evidence for the ranking stage: per definition, `in_degree` (distinct definitions and modules that call,
-    instantiate, subclass or name it in a resolved edge) and `pagerank` (over the resolved edges between
-    definitions; ambiguous edges are not counted), both keyed by (file path, qualified name) and, in an index of
-    several repositories, by the repository too (`features(..., repo=...)`).
+    Graph evidence, a "much used" signal (not among the ranking's features: BENCHMARKS.md 21): per definition,
+    `in_degree` (distinct definitions and modules that call, instantiate, subclass or name it in a resolved edge) and
+    `pagerank` (over the resolved edges between definitions; ambiguous edges are not counted), both keyed by (file
+    path, qualified name) and, in an index of several repositories, by the repository too (`features(..., repo=...)`).
 
     ### Usage example
 
