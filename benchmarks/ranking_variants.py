@@ -6,8 +6,9 @@ four columns of the reference graph appended to the features (`ReferenceGraph.ce
 index: the symbol's in-degree and PageRank rank share, its file's summed in-degree and best share). One row per
 variant of the figures the ranking issue's targets name, and the seeds' spread (lowest - highest): a difference
 between two fits inside that spread is the seed's, not the change's. `--params KIND=JSON` / `--rounds KIND=N`
-fit other LightGBM settings (every variant of the run). Nothing is shipped: the graph columns exist only here
-(the pipeline's ranker does not compute them).
+fit other LightGBM settings (every variant of the run); `--learner logistic|pairwise` fits scikit-learn logistic
+models on the same rows and weights instead (`linear_rankers.py`). Nothing is shipped: the graph columns and the
+linear learners exist only here (the pipeline's ranker does not compute or load them).
 
     python benchmarks/ranking_variants.py \\
         --run sweqa=CACHE/runs/refit-sweqa-lexsem --run lite=CACHE/runs/refit-lite-lexsem \\
@@ -25,11 +26,12 @@ import math
 import shlex
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from linear_rankers import LEARNERS, fitter
 
 from haystack_integrations.components.code_alias.ranking import fit
 from haystack_integrations.components.code_alias.ranking.features import FEATURES
@@ -133,27 +135,27 @@ def out_of_fold(
     dataset: fit.Dataset,
     set_weights: dict[str, float],
     *,
+    learner: str,
     seed: int,
     feature_names: Sequence[str],
     params: dict[str, dict[str, Any]],
     rounds: dict[str, int],
 ) -> list[dict[str, float]]:
-    def fitted(kind: str) -> Callable[[fit.Dataset, Sequence[fit.Question]], Any]:
-        def fit_one(data: fit.Dataset, chosen: Sequence[fit.Question]) -> Any:
-            settings = {**params.get(kind, {}), "seed": seed}
-            return fit.fit_ranker(
-                data,
-                chosen,
-                kind=kind,
+    scores = {
+        kind: fit.out_of_fold(
+            dataset,
+            fit=fitter(
+                learner,
+                kind,
                 set_weights=set_weights,
-                params=settings,
+                seed=seed,
+                params=params.get(kind),
                 rounds=rounds.get(kind),
                 feature_names=feature_names,
-            )
-
-        return fit_one
-
-    scores = {kind: fit.out_of_fold(dataset, fit=fitted(kind)) for kind in MODEL_KINDS}
+            ),
+        )
+        for kind in MODEL_KINDS
+    }
     return fit.evaluate(dataset, scores["files"], scores["symbols"])
 
 
@@ -180,6 +182,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="KIND=JSON: LightGBM settings over the shipped ones for that model, e.g. files='{\"num_leaves\": 31}'",
     )
     parser.add_argument("--rounds", action="append", default=[], help="KIND=N: boosting rounds for that model")
+    parser.add_argument(
+        "--learner",
+        choices=LEARNERS,
+        default="lambdamart",
+        help="the shipped LightGBM LambdaMART, or a pointwise / pairwise logistic model (linear_rankers.py)",
+    )
     parser.add_argument("--out", type=Path, required=True, help="folder for report.json and report.md")
     args = parser.parse_args(argv)
     params = {kind: json.loads(value) for kind, value in (item.split("=", 1) for item in args.params)}
@@ -198,7 +206,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows: list[tuple[str, dict[str, dict[str, float]]]] = []
     for seed in seeds:
         _say(f"seed {seed}: fitting out of fold")
-        metrics = out_of_fold(dataset, set_weights, seed=seed, feature_names=FEATURES, params=params, rounds=rounds)
+        metrics = out_of_fold(
+            dataset,
+            set_weights,
+            learner=args.learner,
+            seed=seed,
+            feature_names=FEATURES,
+            params=params,
+            rounds=rounds,
+        )
         rows.append((f"seed {seed}", figures(dataset, metrics)))
     graph_known: float | None = None
     if args.graph_indexes:
@@ -209,6 +225,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         metrics = out_of_fold(
             dataset,
             set_weights,
+            learner=args.learner,
             seed=shipped_seed,
             feature_names=(*FEATURES, *GRAPH_FEATURES),
             params=params,
@@ -230,6 +247,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "command": command,
         "date": datetime.date.today().isoformat(),
         "questions": len(dataset.questions),
+        "learner": args.learner,
         "variants": [{"variant": variant, "figures": found} for variant, found in rows],
         "seed_spread": spread,
         "graph_symbols_known": None if graph_known is None else round(graph_known, 4),
@@ -242,7 +260,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if spread:
         lines.append("| seeds' spread | " + " | ".join(spread.get(name, "") for name in names) + " |")
     text = (
-        f"# The ranking out of fold: seeds and graph centrality ({report['date']})\n\n`{command}`\n\n"
+        f"# The ranking out of fold ({args.learner}): seeds and graph centrality ({report['date']})\n\n`{command}`\n\n"
         f"{len(dataset.questions)} question rows; dictionary rewrite, lifts paired against no rewrite "
         "(wins/losses).\n\n"
         + "\n".join(lines)

@@ -213,6 +213,27 @@ def test_an_appended_feature_column_is_fitted_under_its_own_name() -> None:
     assert np.mean([m["acc@1"] for m in fit.evaluate(dataset, scores)]) > 0.95
 
 
+@pytest.mark.parametrize("learner", ["logistic", "pairwise"])
+def test_the_linear_learners_compared_in_benchmarks_learn_the_pattern_too(learner: str) -> None:
+    # benchmarks/linear_rankers.py: the "LambdaMART or a logistic model, whichever measures better"
+    import importlib.util
+    import sys
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "linear_rankers.py"
+    spec = importlib.util.spec_from_file_location("linear_rankers", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("linear_rankers", module)
+    spec.loader.exec_module(module)
+    dataset = _synthetic_dataset(90, seed=3)
+    scores = fit.out_of_fold(dataset, fit=module.fitter(learner, "files", set_weights={}, seed=1))
+    assert np.mean([m["acc@1"] for m in fit.evaluate(dataset, scores)]) > 0.95
+    ranker = module.fit_linear(dataset, dataset.questions, kind="files", learner=learner)
+    missing = np.isnan(dataset.X).any(axis=0)
+    assert ranker.transform(dataset.X).shape[1] == dataset.X.shape[1] + int(missing.sum())  # an indicator per gap
+    assert np.isfinite(ranker.predict(dataset.X)).all()
+
+
 def test_confidence_and_threshold_are_fitted_out_of_fold() -> None:
     rng = np.random.default_rng(0)
     facts = rng.normal(size=(200, len(CONFIDENCE_FEATURES)))

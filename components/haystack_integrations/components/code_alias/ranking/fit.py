@@ -189,6 +189,54 @@ MODEL_SETTINGS: dict[str, tuple[dict[str, Any], int]] = {
 }
 
 
+@dataclass
+class TrainingRows:
+    """What one model kind learns from: per question with a positive, its rows, labels and weights (`groups`: the
+    number of rows of each question, in order)."""
+
+    X: np.ndarray
+    y: np.ndarray
+    weights: np.ndarray
+    groups: list[int]
+
+
+def training_rows(
+    dataset: Dataset,
+    questions: Sequence[Question],
+    *,
+    kind: str = "files",
+    set_weights: Mapping[str, float] | None = None,
+) -> TrainingRows:
+    """
+    The rows a model of one kind (`LABELS`, `ROWS`) is fitted on: questions with no positive teach nothing to a
+    ranking loss and are left out; each dev set weighs the same in total, whatever its number of questions, times its
+    `set_weights` share.
+    """
+    label, keep = LABELS[kind], ROWS[kind]
+    # Bug-report titles must not drown the "where/how" questions, nor the other way round.
+    per_set: dict[str, int] = {}
+    for question in questions:
+        per_set[question.set_name] = per_set.get(question.set_name, 0) + 1
+    blocks, labels, groups, weights = [], [], [], []
+    for question in questions:
+        X, y = dataset.X[question.start : question.stop], label(dataset.y[question.start : question.stop])
+        if keep is not None:
+            chosen = keep(X)
+            X, y = X[chosen], y[chosen]
+        if y.max(initial=0.0) > 0:
+            blocks.append(X)
+            labels.append(y)
+            groups.append(len(y))
+            relative = (set_weights or {}).get(question.set_name, 1.0)
+            weights.append(np.full(len(y), relative * len(questions) / (len(per_set) * per_set[question.set_name])))
+    return TrainingRows(
+        X=np.vstack(blocks) if blocks else np.zeros((0, dataset.X.shape[1])),
+        y=np.concatenate(labels) if labels else np.zeros(0),
+        weights=np.concatenate(weights) if weights else np.zeros(0),
+        groups=groups,
+    )
+
+
 def fit_ranker(
     dataset: Dataset,
     questions: Sequence[Question],
@@ -199,8 +247,7 @@ def fit_ranker(
     set_weights: Mapping[str, float] | None = None,
     feature_names: Sequence[str] = FEATURES,
 ) -> Any:
-    """A LightGBM LambdaMART booster of one kind (`LABELS`) fitted on `questions` of `dataset` (questions with no
-    positive teach nothing to a ranking loss; LightGBM skips them).
+    """A LightGBM LambdaMART booster of one kind (`LABELS`) fitted on `questions` of `dataset` (`training_rows`).
 
     :param set_weights: each dev set's share of the total weight, relative to the others (a set not named: 1.0);
         by default every set weighs the same in total, whatever its number of questions.
@@ -209,29 +256,12 @@ def fit_ranker(
     import lightgbm
 
     settings, default_rounds = MODEL_SETTINGS[kind]
-    label, keep = LABELS[kind], ROWS[kind]
-    # Each dev set weighs the same in total, whatever its number of questions: bug-report titles must not drown the
-    # "where/how" questions, nor the other way round.
-    per_set: dict[str, int] = {}
-    for question in questions:
-        per_set[question.set_name] = per_set.get(question.set_name, 0) + 1
-    blocks, labels, groups, weights = [], [], [], []
-    for question in questions:
-        X, y = dataset.X[question.start : question.stop], label(dataset.y[question.start : question.stop])
-        if keep is not None:
-            chosen = keep(X)
-            X, y = X[chosen], y[chosen]
-        if y.max(initial=0.0) > 0:  # a question with no positive adds nothing to a ranking loss: left out
-            blocks.append(X)
-            labels.append(y)
-            groups.append(len(y))
-            relative = (set_weights or {}).get(question.set_name, 1.0)
-            weights.append(np.full(len(y), relative * len(questions) / (len(per_set) * per_set[question.set_name])))
+    rows = training_rows(dataset, questions, kind=kind, set_weights=set_weights)
     train = lightgbm.Dataset(
-        np.vstack(blocks) if blocks else np.zeros((0, len(feature_names))),
-        label=np.concatenate(labels) if labels else np.zeros(0),
-        weight=np.concatenate(weights) if weights else None,
-        group=groups,
+        rows.X,
+        label=rows.y,
+        weight=rows.weights if len(rows.weights) else None,
+        group=rows.groups,
         feature_name=list(feature_names),
         free_raw_data=False,
     )
