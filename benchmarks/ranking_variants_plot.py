@@ -43,8 +43,8 @@ def draw(reports: Sequence[tuple[str, dict[str, Any]]], path: Path) -> None:
         axis.set_ylim(-0.6, len(reports) - 0.4)
         axis.set_title(column, fontsize=8, loc="left")
         axis.tick_params(axis="x", labelsize=7)
-    figure.suptitle("Out of fold by repository: dots = LightGBM seeds, x = graph centrality", fontsize=9)
-    figure.tight_layout()
+    figure.suptitle("Out of fold by repository: dots = one fit per seed, x = graph centrality", fontsize=9)
+    figure.tight_layout(rect=(0.0, 0.0, 1.0, 1.0 - 0.4 / figure.get_figheight()))
     figure.savefig(path, dpi=110)
     plt.close(figure)
 
