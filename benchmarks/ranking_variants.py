@@ -7,7 +7,7 @@ index: the symbol's in-degree and PageRank rank share, its file's summed in-degr
 variant of the figures the ranking issue's targets name, and the seeds' spread (lowest - highest): a difference
 between two fits inside that spread is the seed's, not the change's. `--params KIND=JSON` / `--rounds KIND=N`
 fit other LightGBM settings (every variant of the run); `--learner logistic|pairwise` fits scikit-learn logistic
-models on the same rows and weights instead (`linear_rankers.py`). Nothing is shipped: the graph columns and the
+models on the same rows and weights instead (`ranking/linear.py`). Nothing is shipped: the graph columns and the
 linear learners exist only here (the pipeline's ranker does not compute or load them).
 
     python benchmarks/ranking_variants.py \\
@@ -31,10 +31,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from linear_rankers import LEARNERS, fitter
 
 from haystack_integrations.components.code_alias.ranking import fit
 from haystack_integrations.components.code_alias.ranking.features import FEATURES
+from haystack_integrations.components.code_alias.ranking.linear import LEARNERS, fitter
 from haystack_integrations.components.code_alias.ranking.model import MODEL_KINDS
 
 GRAPH_FEATURES = ("graph_in_degree", "graph_pagerank_share", "file_graph_in_degree", "file_graph_pagerank_share")
@@ -186,7 +186,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--learner",
         choices=LEARNERS,
         default="lambdamart",
-        help="the shipped LightGBM LambdaMART, or a pointwise / pairwise logistic model (linear_rankers.py)",
+        help="the shipped LightGBM LambdaMART, or a pointwise / pairwise logistic model (ranking/linear.py)",
     )
     parser.add_argument("--out", type=Path, required=True, help="folder for report.json and report.md")
     args = parser.parse_args(argv)

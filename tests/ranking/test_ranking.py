@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from haystack import Document
 
-from haystack_integrations.components.code_alias.ranking import fit
+from haystack_integrations.components.code_alias.ranking import fit, linear
 from haystack_integrations.components.code_alias.ranking.answer import document_why, rank_pool
 from haystack_integrations.components.code_alias.ranking.candidates import CandidatePool, QuestionContext
 from haystack_integrations.components.code_alias.ranking.features import (
@@ -215,20 +215,12 @@ def test_an_appended_feature_column_is_fitted_under_its_own_name() -> None:
 
 @pytest.mark.parametrize("learner", ["logistic", "pairwise"])
 def test_the_linear_learners_compared_in_benchmarks_learn_the_pattern_too(learner: str) -> None:
-    # benchmarks/linear_rankers.py: the issue's "LambdaMART or a logistic model, whichever measures better"
-    import importlib.util
-    import sys
-
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / "linear_rankers.py"
-    spec = importlib.util.spec_from_file_location("linear_rankers", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("linear_rankers", module)
-    spec.loader.exec_module(module)
+    # ranking/linear.py (benchmarks/ranking_variants.py --learner): "LambdaMART or a logistic model, whichever
+    # measures better"
     dataset = _synthetic_dataset(90, seed=3)
-    scores = fit.out_of_fold(dataset, fit=module.fitter(learner, "files", set_weights={}, seed=1))
+    scores = fit.out_of_fold(dataset, fit=linear.fitter(learner, "files", set_weights={}, seed=1))
     assert np.mean([m["acc@1"] for m in fit.evaluate(dataset, scores)]) > 0.95
-    ranker = module.fit_linear(dataset, dataset.questions, kind="files", learner=learner)
+    ranker = linear.fit_linear(dataset, dataset.questions, kind="files", learner=learner)
     missing = np.isnan(dataset.X).any(axis=0)
     assert ranker.transform(dataset.X).shape[1] == dataset.X.shape[1] + int(missing.sum())  # an indicator per gap
     assert np.isfinite(ranker.predict(dataset.X)).all()

@@ -1,4 +1,5 @@
-"""Linear rankers with scikit-learn, to measure against the shipped LambdaMART (`ranking_variants.py --learner`).
+"""Linear rankers with scikit-learn, measured against the shipped LambdaMART (`benchmarks/ranking_variants.py
+--learner`; not shipped: BENCHMARKS.md 21).
 
 The ranking issue asks for LightGBM's LambdaMART or a pointwise / pairwise logistic model, whichever measures
 better. Both linear models here learn from exactly the rows and weights LambdaMART does (`fit.training_rows`):
@@ -20,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from haystack_integrations.components.code_alias.ranking import fit
+from . import fit
 
 LEARNERS = ("lambdamart", "logistic", "pairwise")
 #: Negatives drawn per positive for the pairwise model.
