@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from fit_ranking import lift_table
 
 from haystack_integrations.components.code_alias.ranking import fit
 from haystack_integrations.components.code_alias.ranking.features import FEATURES
@@ -61,31 +62,21 @@ def _say(message: str) -> None:
 
 
 def figures(dataset: fit.Dataset, metrics: Sequence[dict[str, float]]) -> dict[str, dict[str, float]]:
-    """Each `FIGURES` column: {"value": mean in points} or, for a lift, {"value", "wins", "losses"}."""
+    """Each `FIGURES` column: {"value": mean in points} or, for a lift (`fit_ranking.lift_table`), {"value", "wins",
+    "losses"}."""
+    lifts = {str(row["set"]): row for row in lift_table(dataset, metrics)}
     out: dict[str, dict[str, float]] = {}
     for column, set_name, query, metric in FIGURES:
-        rows = [
-            (q, m)
-            for q, m in zip(dataset.questions, metrics, strict=True)
-            if (q.set_name, q.query) == (set_name, query)
-        ]
-        if not rows:
-            continue
         if metric.startswith("lift:"):
-            name = metric.split(":", 1)[1]
-            pairs: dict[str, dict[str, float]] = {}
-            for q, m in rows:
-                if name in m:
-                    pairs.setdefault(f"{q.repo}:{q.item_id}", {})[q.rewrite] = m[name]
-            deltas = [p["dictionary"] - p["none"] for p in pairs.values() if len(p) == 2]
-            if deltas:
-                out[column] = {
-                    "value": round(100 * float(np.mean(deltas)), 1),
-                    "wins": sum(1 for d in deltas if d > 0),
-                    "losses": sum(1 for d in deltas if d < 0),
-                }
+            lift = lifts.get(f"{set_name}/{query}", {}).get(metric.split(":", 1)[1])
+            if isinstance(lift, dict):
+                out[column] = {"value": lift["lift"], "wins": lift["wins"], "losses": lift["losses"]}
             continue
-        values = [m[metric] for q, m in rows if q.rewrite == "dictionary" and metric in m]
+        values = [
+            m[metric]
+            for q, m in zip(dataset.questions, metrics, strict=True)
+            if (q.set_name, q.query, q.rewrite) == (set_name, query, "dictionary") and metric in m
+        ]
         if values:
             out[column] = {"value": round(100 * float(np.mean(values)), 1)}
     return out

@@ -346,19 +346,26 @@ def confidence_facts(dataset: Dataset, file_scores: np.ndarray) -> np.ndarray:
     return np.array(rows, dtype=np.float64).reshape(len(dataset.questions), len(CONFIDENCE_FEATURES))
 
 
+def standardisation(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each column's mean and standard deviation over its known (not NaN) values; a constant or empty column
+    scales by 1."""
+    known = ~np.isnan(X)
+    counts = np.maximum(known.sum(axis=0), 1)
+    mean = np.where(known, X, 0.0).sum(axis=0) / counts
+    scale = np.sqrt(np.where(known, (X - mean) ** 2, 0.0).sum(axis=0) / counts)
+    scale[~(scale > 0)] = 1.0
+    return mean, scale
+
+
 def fit_confidence(facts: np.ndarray, correct: np.ndarray, *, regularisation: float = 1.0) -> Any:
     """A logistic regression of "the first file is right" on standardised answer facts (`model.ConfidenceModel`)."""
     from sklearn.linear_model import LogisticRegression
 
     # An absent fact (NaN: no cards, no embedding list, no hint, an index that cannot tell its term coverage) is
     # left out of its column's mean and scale and weighs nothing either way (z = 0), here and in `probability`.
-    known = ~np.isnan(facts)
-    counts = np.maximum(known.sum(axis=0), 1)
-    mean = np.where(known, facts, 0.0).sum(axis=0) / counts
-    scale = np.sqrt(np.where(known, (facts - mean) ** 2, 0.0).sum(axis=0) / counts)
-    scale[~(scale > 0)] = 1.0
+    mean, scale = standardisation(facts)
     regression = LogisticRegression(C=regularisation, max_iter=1000)
-    regression.fit(np.where(known, (facts - mean) / scale, 0.0), correct.astype(int))
+    regression.fit(np.where(np.isnan(facts), 0.0, (facts - mean) / scale), correct.astype(int))
     return ConfidenceModel(
         features=CONFIDENCE_FEATURES,
         mean=[float(v) for v in mean],

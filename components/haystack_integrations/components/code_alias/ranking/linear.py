@@ -15,6 +15,7 @@ names it) scores 0 there and sets an indicator column of its own, as LightGBM tr
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -65,14 +66,9 @@ def fit_linear(
     if learner not in ("logistic", "pairwise"):
         raise ValueError(f"learner must be 'logistic' or 'pairwise', got {learner!r}")
     rows = fit.training_rows(dataset, questions, kind=kind, set_weights=set_weights)
-    known = ~np.isnan(rows.X)
-    counts = np.maximum(known.sum(axis=0), 1)
-    mean = np.where(known, rows.X, 0.0).sum(axis=0) / counts
-    scale = np.sqrt(np.where(known, (rows.X - mean) ** 2, 0.0).sum(axis=0) / counts)
-    scale[~(scale > 0)] = 1.0
-    missing_columns = np.flatnonzero((~known).any(axis=0))
-    ranker = LinearRanker(mean, scale, missing_columns, np.zeros(0), 0.0)
-    Z = ranker.transform(rows.X)
+    mean, scale = fit.standardisation(rows.X)
+    unfitted = LinearRanker(mean, scale, np.flatnonzero(np.isnan(rows.X).any(axis=0)), np.zeros(0), 0.0)
+    Z = unfitted.transform(rows.X)
     regression = LogisticRegression(C=regularisation, max_iter=2000, fit_intercept=learner == "logistic")
     if learner == "logistic":
         weights = rows.weights * np.where(rows.y >= 2, GOLD_SYMBOL_WEIGHT, 1.0)
@@ -81,9 +77,8 @@ def fit_linear(
         differences, weights = _pairs(Z, rows, np.random.default_rng(seed))
         targets = np.concatenate([np.ones(len(differences)), np.zeros(len(differences))]).astype(int)
         regression.fit(np.vstack([differences, -differences]), targets, sample_weight=np.concatenate([weights] * 2))
-    ranker.coefficients = regression.coef_[0]
-    ranker.intercept = float(regression.intercept_[0]) if learner == "logistic" else 0.0
-    return ranker
+    intercept = float(regression.intercept_[0]) if learner == "logistic" else 0.0
+    return dataclasses.replace(unfitted, coefficients=regression.coef_[0], intercept=intercept)
 
 
 def _pairs(Z: np.ndarray, rows: fit.TrainingRows, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
